@@ -1,0 +1,54 @@
+// The few raw-SQL needs (migrations, readiness, advisory locks) over either driver.
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
+
+export interface Sql {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Runs a script of several statements. */
+  exec(text: string): Promise<void>;
+  /** Runs `fn` on one connection, holding a session-level advisory lock. */
+  withLock<T>(key: number, fn: (sql: Sql) => Promise<T>): Promise<T>;
+}
+
+export function pgliteSql(db: PGlite): Sql {
+  const sql: Sql = {
+    async query<T>(text: string, params?: unknown[]) {
+      return (await db.query<T>(text, params)).rows;
+    },
+    async exec(text) {
+      await db.exec(text);
+    },
+    // One process owns the data directory (see data-dir-lock.ts) and PGlite runs one
+    // statement at a time, so there is no other session to exclude.
+    withLock: (_key, fn) => fn(sql),
+  };
+  return sql;
+}
+
+function clientSql(client: pg.PoolClient | pg.Pool): Omit<Sql, 'withLock'> {
+  return {
+    async query<T>(text: string, params?: unknown[]) {
+      return (await client.query(text, params)).rows as T[];
+    },
+    async exec(text) {
+      await client.query(text);
+    },
+  };
+}
+
+export function poolSql(pool: pg.Pool): Sql {
+  return {
+    ...clientSql(pool),
+    async withLock(key, fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('SELECT pg_advisory_lock($1)', [key]);
+        const locked: Sql = { ...clientSql(client), withLock: () => Promise.reject(new Error('lock already held')) };
+        return await fn(locked);
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+        client.release();
+      }
+    },
+  };
+}

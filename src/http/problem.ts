@@ -1,0 +1,45 @@
+// Every REST error is an RFC 9457 problem document.
+
+export interface FieldError {
+  param: string;
+  message: string;
+}
+
+export interface Problem {
+  status: number;
+  code: string;
+  detail: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function problemResponse(problem: Problem, requestId: string): Response {
+  const title = TITLES[problem.status] ?? 'Error';
+  const body = {
+    type: 'about:blank',
+    title,
+    status: problem.status,
+    detail: problem.detail,
+    code: problem.code,
+    request_id: requestId,
+    ...(problem.errors && problem.errors.length > 0 ? { errors: problem.errors } : {}),
+  };
+  return new Response(JSON.stringify(body), {
+    status: problem.status,
+    headers: { 'content-type': 'application/problem+json', ...problem.headers },
+  });
+}

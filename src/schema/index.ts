@@ -1,0 +1,4 @@
+import { builder } from './builder.js';
+import './service.js';
+
+export const schema = builder.toSchema();
