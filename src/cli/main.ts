@@ -36,7 +36,12 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
       options: { org: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } },
     });
     const org = requireOption(values.org, '--org');
-    const scopes = parseScopes(values.scopes ?? 'all');
+    let scopes;
+    try {
+      scopes = parseScopes(values.scopes ?? 'all');
+    } catch (error) {
+      throw new UsageError(`--scopes: ${(error as Error).message}`);
+    }
     const expiresAt = values['expires-at'] ? new Date(values['expires-at']) : null;
     if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date');
     await withDatabase(async ({ prisma }) => {

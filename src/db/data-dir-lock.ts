@@ -23,16 +23,23 @@ function isAlive(pid: number): boolean {
   }
 }
 
+// Folders this process holds: its own pid in a lock file is otherwise taken as stale (a
+// restarted container often gets the same pid as its crashed predecessor).
+const held = new Set<string>();
+
 /** Takes the folder's lock file; returns the function that gives it back. */
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, 'crm.lock');
+  if (held.has(resolve(file))) throw new DataDirLockedError(dataDir, process.pid);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');
       writeSync(fd, String(process.pid));
       closeSync(fd);
+      held.add(resolve(file));
       return () => {
+        held.delete(resolve(file));
         try {
           unlinkSync(file);
         } catch {

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { runNpm } from './helpers/processes.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      dataDir: './data',
+      redisUrl: undefined,
+      rateLimitMax: 600,
+      rateLimitWindowSeconds: 60,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u@db:5432/crm',
+      DATA_DIR: '/var/lib/crm',
+      REDIS_URL: 'redis://cache:6379',
+      RATE_LIMIT_MAX: '100',
+      RATE_LIMIT_WINDOW_SECONDS: '10',
+      LOG_LEVEL: 'WARN',
+    });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: '/var/lib/crm', rateLimitMax: 100, rateLimitWindowSeconds: 10, logLevel: 'warn' });
+    expect(config.databaseUrl).toBe('postgres://u@db:5432/crm');
+    expect(config.redisUrl).toBe('redis://cache:6379');
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['DATABASE_URL', 'mysql://db/crm'],
+    ['DATABASE_URL', 'not a url'],
+    ['REDIS_URL', 'http://cache'],
+    ['RATE_LIMIT_MAX', '0'],
+    ['RATE_LIMIT_MAX', '1.5'],
+    ['RATE_LIMIT_WINDOW_SECONDS', 'ten'],
+    ['LOG_LEVEL', 'loud'],
+  ])('refuses %s=%s, naming the variable', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable} `));
+  });
+
+  it('stops the process with a one-line message naming the variable', async () => {
+    const result = await runNpm('start', [], { PORT: 'eighty' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Invalid configuration: PORT must be an integer from 0 to 65535 (got "eighty")');
+    expect(result.stdout).not.toContain('listening');
+  });
+});

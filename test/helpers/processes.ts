@@ -1,0 +1,81 @@
+// Starts the service and the CLI exactly as a user does: separate Node processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test' };
+  return { ...base, LOG_LEVEL: 'info', ...env };
+}
+
+export interface RunningServer {
+  url: string;
+  process: ChildProcess;
+  /** Everything the process wrote so far (stdout and stderr). */
+  output(): string;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+export function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"msg":"listening".*"port":(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          url: `http://127.0.0.1:${match[1]}`,
+          process: child,
+          output: () => output,
+          exited,
+          async stop(signal = 'SIGTERM') {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `npm run --silent <script> -- ...args` as documented, and collects its output. */
+export function runNpm(script: string, args: string[], env: Record<string, string>, stdin = ''): Promise<CliResult> {
+  return run('npm', ['run', '--silent', script, '--', ...args], env, stdin);
+}
+
+function run(command: string, args: string[], env: Record<string, string>, stdin: string): Promise<CliResult> {
+  const child = spawn(command, args, { cwd: ROOT, env: childEnv(env), stdio: 'pipe' });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(stdin);
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+export function lastLine(text: string): string {
+  return text.trimEnd().split('\n').at(-1) ?? '';
+}

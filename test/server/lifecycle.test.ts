@@ -1,0 +1,91 @@
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
+import { lastLine, runNpm, startServer } from '../helpers/processes.js';
+
+/** Sends the start of a POST and holds the rest back, so the request stays in flight. */
+function halfSentRequest(url: string, body: string) {
+  const { port } = new URL(url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  let response = '';
+  socket.on('data', (chunk) => (response += chunk.toString()));
+  const done = new Promise<string>((resolve) => socket.on('close', () => resolve(response)));
+  const head = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  const sent = new Promise<void>((resolve) => socket.write(head + body.slice(0, 10), () => resolve()));
+  return { sent, finish: () => socket.end(body.slice(10)), done };
+}
+
+describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
+  it('on SIGTERM stops accepting, finishes the request in flight, closes the database and exits 0', async () => {
+    const db = await freshDatabase(kind);
+    const server = await startServer(db.env);
+    try {
+      const inFlight = halfSentRequest(server.url, JSON.stringify({ query: '{ apiVersion }' }));
+      await inFlight.sent;
+      await new Promise((r) => setTimeout(r, 200));
+      server.process.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+
+      await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+      inFlight.finish();
+      const raw = await inFlight.done;
+      expect(raw).toMatch(/^HTTP\/1\.1 200/);
+      expect(raw).toContain('{"data":{"apiVersion":"1"}}');
+      expect(await server.exited).toBe(0);
+      expect(server.output()).toContain('"msg":"stopped"');
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  });
+
+  it('a second start reuses the data: no re-migration, nothing lost', async () => {
+    const db = await freshDatabase(kind);
+    try {
+      const first = await startServer(db.env);
+      expect(first.output()).toMatch(/"migrations_applied":\["\d+_init"/);
+      expect(await first.stop()).toBe(0);
+
+      const created = await runNpm('cli', ['keys', 'create', '--org', 'Acme', '--name', 'kept'], db.env);
+      expect(created.code).toBe(0);
+      const prefix = lastLine(created.stdout).slice(0, 17);
+
+      const second = await startServer(db.env);
+      expect(second.output()).toContain('"migrations_applied":[]');
+      expect(await second.stop()).toBe(0);
+
+      const listed = await runNpm('cli', ['keys', 'list', '--org', 'Acme'], db.env);
+      expect(listed.stdout).toContain(prefix);
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
+describe('the embedded data folder belongs to one process', () => {
+  it('the CLI refuses at once, with a clear message, while the server holds the folder', async () => {
+    const db = await freshDatabase('pglite');
+    const server = await startServer(db.env);
+    try {
+      const result = await runNpm('cli', ['keys', 'create', '--org', 'Acme'], db.env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/is in use by another process \(pid \d+\)/);
+      expect(result.stdout).toBe('');
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  });
+
+  it('a second server refuses to start on the same folder', async () => {
+    const db = await freshDatabase('pglite');
+    const server = await startServer(db.env);
+    try {
+      await expect(startServer(db.env)).rejects.toThrow(/exited with 1[\s\S]*in use by another process/);
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  });
+});
