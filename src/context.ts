@@ -1,9 +1,12 @@
+import type { Auth } from './auth/authenticate.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Logger } from './logger.js';
 
 /** What every GraphQL resolver (and so every REST route) receives. */
 export interface Context {
   requestId: string;
+  auth: Auth;
+  /** Bound to `auth.organizationId` (see db/tenant.ts). */
   prisma: PrismaClient;
   log: Logger;
 }

@@ -2,8 +2,11 @@
 // routes to health checks, the GraphQL endpoint and, failing those, a 404 problem.
 import { createServerAdapter } from '@whatwg-node/server';
 import { createYoga } from 'graphql-yoga';
+import { createAuthenticator } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
+import { tenantClients } from './db/tenant.js';
+import { safeError, useErrorPolicy } from './graphql/errors.js';
 import { problemResponse } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Logger } from './logger.js';
@@ -19,11 +22,23 @@ interface ServerContext {
 }
 
 export function createApp({ db, log }: AppDeps) {
+  const authenticate = createAuthenticator(db.prisma, log);
+  const tenants = tenantClients(db.prisma);
+
   const yoga = createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     logging: false,
-    context: ({ requestId }) => ({ requestId, prisma: db.prisma, log }),
+    landingPage: false,
+    plugins: [useErrorPolicy(log)],
+    // Errors outside execution (authentication, for one) come through here.
+    maskedErrors: { maskError: (error) => safeError(error, log) },
+    context: async ({ request, requestId }) => {
+      const auth = await authenticate(request.headers.get('authorization')).catch((error: unknown) => {
+        throw safeError(error, log, requestId);
+      });
+      return { requestId, auth, prisma: tenants(auth.organizationId), log };
+    },
   });
 
   async function route(request: Request, requestId: string): Promise<Response> {

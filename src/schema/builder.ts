@@ -1,23 +1,85 @@
 // The one SchemaBuilder: plugins, scalars and the request context, nothing else.
 import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
+import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
+import { GraphQLError, Kind } from 'graphql';
+import type { Scope } from '../auth/scopes.js';
+import type { Context } from '../context.js';
+import { apiError } from '../errors.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
-import type { Context } from '../context.js';
 
-export const builder = new SchemaBuilder<{
+function missingScopes(failure: AuthFailure): string[] {
+  if (failure.kind === AuthScopeFailureType.AuthScope) return [String(failure.parameter)];
+  if (failure.kind === AuthScopeFailureType.AnyAuthScopes || failure.kind === AuthScopeFailureType.AllAuthScopes) {
+    return failure.failures.flatMap(missingScopes);
+  }
+  return [];
+}
+
+export interface Types {
   Context: Context;
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
-}>({
-  plugins: [PrismaPlugin],
+  AuthScopes: { scope: Scope };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    Date: { Input: Date; Output: Date };
+  };
+}
+
+export const builder = new SchemaBuilder<Types>({
+  plugins: [ScopeAuthPlugin, PrismaPlugin],
   defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({ scope: (scope: Scope) => ctx.auth.scopes.has(scope) }),
+    unauthorizedError: (_parent, _ctx, info, result) => {
+      const scopes = missingScopes(result.failure);
+      return apiError(
+        'FORBIDDEN',
+        scopes.length > 0
+          ? `This API key lacks the scope ${scopes.join(' or ')}, required for ${info.parentType.name}.${info.fieldName}.`
+          : `Not allowed: ${info.parentType.name}.${info.fieldName}.`,
+      );
+    },
+  },
   prisma: {
-    // Each request carries its own client (see context.ts).
+    // Each request carries its own organization-bound client (see db/tenant.ts).
     client: (ctx) => ctx.prisma,
     dmmf: getDatamodel(),
     onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
   },
 });
 
+function parseDateTime(value: unknown): Date {
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(value)) {
+    const date = new Date(value);
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  throw new GraphQLError('must be an ISO 8601 date-time with a time zone, such as 2026-01-02T03:04:05Z');
+}
+
+function parseDate(value: unknown): Date {
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const date = new Date(`${value}T00:00:00.000Z`);
+    if (!Number.isNaN(date.getTime()) && date.toISOString().startsWith(value)) return date;
+  }
+  throw new GraphQLError('must be a calendar date such as 2026-01-31');
+}
+
+builder.scalarType('DateTime', {
+  description: 'An ISO 8601 UTC timestamp, such as 2026-01-02T03:04:05.000Z.',
+  serialize: (value) => (value as Date).toISOString(),
+  parseValue: parseDateTime,
+  parseLiteral: (ast) => parseDateTime(ast.kind === Kind.STRING ? ast.value : undefined),
+});
+
+builder.scalarType('Date', {
+  description: 'A calendar date, such as 2026-01-31.',
+  serialize: (value) => (value as Date).toISOString().slice(0, 10),
+  parseValue: parseDate,
+  parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
+});
+
 builder.queryType({});
+builder.mutationType({});

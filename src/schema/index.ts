@@ -1,4 +1,13 @@
+// The schema: one file per type, each registering its fields with the one builder.
 import { builder } from './builder.js';
 import './service.js';
+import './customer.js';
+import './job.js';
+import './email.js';
+import './line-items.js';
+import './invoice.js';
+import './estimate.js';
+import './proposal.js';
+import './analytics.js';
 
 export const schema = builder.toSchema();

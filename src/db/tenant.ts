@@ -1,0 +1,73 @@
+// Tenant scoping, in one place: the client every resolver gets is bound to the caller's
+// organization. Every read is filtered by it and every write is stamped with it, so no
+// resolver can forget it and no request can reach another organization's rows. Models
+// outside the business data (keys, users, sessions) are not reachable through it at all.
+import type { PrismaClient } from '../generated/prisma/client.js';
+
+const BUSINESS_MODELS = new Set([
+  'Customer',
+  'Job',
+  'Email',
+  'Invoice',
+  'InvoiceLineItem',
+  'Estimate',
+  'EstimateLineItem',
+  'Proposal',
+]);
+
+type Args = Record<string, unknown> & { where?: object; data?: unknown; create?: object };
+
+function stamp(data: unknown, organizationId: string): unknown {
+  return Array.isArray(data) ? data.map((row) => ({ ...row, organizationId })) : { ...(data as object), organizationId };
+}
+
+export function scopeArgs(model: string, operation: string, args: Args, organizationId: string): Args {
+  // The organization row itself: only the caller's own (used for document numbering).
+  if (model === 'Organization') {
+    if (operation !== 'update' && operation !== 'findUnique') throw new Error(`Organization.${operation} is not allowed for a tenant`);
+    return { ...args, where: { ...args.where, id: organizationId } };
+  }
+  if (!BUSINESS_MODELS.has(model)) throw new Error(`${model} is not reachable from a tenant-scoped client`);
+  const where = { ...args.where, organizationId };
+  switch (operation) {
+    case 'create':
+      return { ...args, data: stamp(args.data, organizationId) };
+    case 'createMany':
+    case 'createManyAndReturn':
+      return { ...args, data: stamp(args.data, organizationId) };
+    case 'upsert':
+      return { ...args, where, create: stamp(args.create, organizationId) as object };
+    default:
+      // find*, count, aggregate, groupBy, update*, delete*: filter by the organization.
+      return { ...args, where };
+  }
+}
+
+export function tenantClient(prisma: PrismaClient, organizationId: string): PrismaClient {
+  const scoped = prisma.$extends({
+    name: 'tenant',
+    query: {
+      $allModels: {
+        $allOperations({ model, operation, args, query }) {
+          return query(scopeArgs(model, operation, args as Args, organizationId));
+        },
+      },
+    },
+  });
+  // A query-only extension leaves the client's API unchanged.
+  return scoped as unknown as PrismaClient;
+}
+
+/** One scoped client per organization, reused across requests (bounded). */
+export function tenantClients(prisma: PrismaClient, max = 1000): (organizationId: string) => PrismaClient {
+  const cache = new Map<string, PrismaClient>();
+  return (organizationId) => {
+    let client = cache.get(organizationId);
+    if (!client) {
+      if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      client = tenantClient(prisma, organizationId);
+      cache.set(organizationId, client);
+    }
+    return client;
+  };
+}

@@ -1,0 +1,49 @@
+// The error vocabulary shared by GraphQL (`extensions.code`) and REST (problem `code` and
+// HTTP status). The status table is the one place a code becomes an HTTP status.
+import { GraphQLError } from 'graphql';
+
+export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface FieldError {
+  param: string;
+  message: string;
+}
+
+export function statusOf(code: unknown): number {
+  return typeof code === 'string' && code in ERROR_STATUS ? ERROR_STATUS[code as ErrorCode] : 500;
+}
+
+export function apiError(
+  code: ErrorCode,
+  message: string,
+  extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: {
+      code,
+      ...(extra.errors ? { errors: extra.errors } : {}),
+      // yoga uses this for the HTTP response when the error ends the whole request.
+      http: { status: ERROR_STATUS[code], ...(extra.headers ? { headers: extra.headers } : {}) },
+    },
+  });
+}
+
+/** A BAD_REQUEST listing every offending field. */
+export function invalidInput(errors: FieldError[]): GraphQLError {
+  const summary = errors.map((e) => `${e.param}: ${e.message}`).join('; ');
+  return apiError('BAD_REQUEST', `Invalid input. ${summary}`, { errors });
+}

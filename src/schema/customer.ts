@@ -1,0 +1,84 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { builder } from './builder.js';
+import { pageArgs, pageType, paginate } from './pagination.js';
+import { relationArgs, relationQuery } from './relations.js';
+import { InputCheck, isUuid } from './validation.js';
+
+export const Customer = builder.prismaObject('Customer', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    email: t.exposeString('email', { nullable: true }),
+    phone: t.exposeString('phone', { nullable: true, description: 'E.164, such as +14155550123.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    jobs: t.relation('jobs', { authScopes: { scope: 'jobs:read' }, args: relationArgs, query: relationQuery }),
+    emails: t.relation('emails', { authScopes: { scope: 'emails:read' }, args: relationArgs, query: relationQuery }),
+    invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, args: relationArgs, query: relationQuery }),
+    estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, args: relationArgs, query: relationQuery }),
+    proposals: t.relation('proposals', { authScopes: { scope: 'proposals:read' }, args: relationArgs, query: relationQuery }),
+  }),
+});
+
+const CustomerPage = pageType('Customer', Customer);
+
+/** Case-insensitive substring of name or e-mail (backed by trigram indexes). */
+export function customerSearch(search: string | null | undefined) {
+  const term = search?.trim();
+  if (!term) return {};
+  return {
+    OR: [
+      { name: { contains: term, mode: 'insensitive' as const } },
+      { email: { contains: term, mode: 'insensitive' as const } },
+    ],
+  };
+}
+
+builder.queryFields((t) => ({
+  customers: t.field({
+    type: CustomerPage,
+    description: 'Customers, newest first.',
+    authScopes: { scope: 'customers:read' },
+    args: {
+      ...pageArgs,
+      search: t.arg.string({ description: 'Case-insensitive substring of the name or e-mail.' }),
+    },
+    resolve: (_root, args, ctx, info) =>
+      paginate(ctx.prisma.customer, customerSearch(args.search), args, queryFromInfo({ context: ctx, info, path: ['data'] })),
+  }),
+  customer: t.prismaField({
+    type: 'Customer',
+    nullable: true,
+    authScopes: { scope: 'customers:read' },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, { id }, ctx) =>
+      isUuid(String(id)) ? ctx.prisma.customer.findFirst({ ...query, where: { id: String(id) } }) : null,
+  }),
+}));
+
+const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
+  fields: (t) => ({
+    name: t.string({ description: 'Required; 1 to 200 characters after trimming.' }),
+    email: t.string({ description: 'A valid address, at most 254 characters; stored lower-cased.' }),
+    phone: t.string({ description: 'E.164: + then 8 to 15 digits.' }),
+  }),
+});
+
+builder.mutationField('createCustomer', (t) =>
+  t.prismaField({
+    type: 'Customer',
+    authScopes: { scope: 'customers:write' },
+    args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      const check = new InputCheck();
+      const name = check.text('name', input.name, { max: 200, required: true });
+      const email = check.email('email', input.email);
+      const phone = check.phone('phone', input.phone);
+      check.done();
+      return ctx.prisma.customer.create({
+        ...query,
+        data: { organizationId: ctx.auth.organizationId, name: name!, email, phone },
+      });
+    },
+  }),
+);

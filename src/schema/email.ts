@@ -1,0 +1,92 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { builder } from './builder.js';
+import { EmailTypeEnum } from './enums.js';
+import { pageArgs, pageType, paginate } from './pagination.js';
+import { customerFilter, requireReference } from './references.js';
+import { InputCheck, isUuid } from './validation.js';
+
+export const Email = builder.prismaObject('Email', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    customerId: t.exposeID('customerId'),
+    type: t.expose('type', { type: EmailTypeEnum }),
+    from: t.exposeString('fromAddress'),
+    to: t.exposeString('toAddress'),
+    subject: t.exposeString('subject'),
+    body: t.exposeString('body'),
+    sentAt: t.expose('sentAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' } }),
+  }),
+});
+
+const EmailPage = pageType('Email', Email);
+
+builder.queryFields((t) => ({
+  emails: t.field({
+    type: EmailPage,
+    description: 'Incoming and outgoing e-mails, newest first.',
+    authScopes: { scope: 'emails:read' },
+    args: { ...pageArgs, type: t.arg({ type: EmailTypeEnum }), customerId: t.arg.id() },
+    resolve: (_root, args, ctx, info) =>
+      paginate(
+        ctx.prisma.email,
+        { ...customerFilter(args.customerId), ...(args.type ? { type: args.type } : {}) },
+        args,
+        queryFromInfo({ context: ctx, info, path: ['data'] }),
+      ),
+  }),
+  email: t.prismaField({
+    type: 'Email',
+    nullable: true,
+    authScopes: { scope: 'emails:read' },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? ctx.prisma.email.findFirst({ ...query, where: { id: String(id) } }) : null),
+  }),
+}));
+
+const CreateEmailInput = builder.inputType('CreateEmailInput', {
+  fields: (t) => ({
+    customerId: t.id({ description: 'Required; a customer of this organization.' }),
+    type: t.field({ type: EmailTypeEnum, description: 'Required.' }),
+    from: t.string({ description: 'Required; an e-mail address.' }),
+    to: t.string({ description: 'Required; an e-mail address.' }),
+    subject: t.string({ description: 'Required; at most 998 characters.' }),
+    body: t.string({ description: 'At most 100,000 characters.' }),
+    sentAt: t.field({ type: 'DateTime', description: 'Defaults to now.' }),
+  }),
+});
+
+builder.mutationField('createEmail', (t) =>
+  t.prismaField({
+    type: 'Email',
+    description: 'Records an incoming or outgoing e-mail. (REST has no create route for e-mails.)',
+    // The contract has no emails:write scope; recording e-mail is customer-record work.
+    authScopes: { scope: 'customers:write' },
+    args: { input: t.arg({ type: CreateEmailInput, required: true }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      const check = new InputCheck();
+      const customerId = check.id('customerId', input.customerId as string | null | undefined);
+      if (!input.type) check.fail('type', 'is required');
+      const from = check.email('from', input.from, { required: true });
+      const to = check.email('to', input.to, { required: true });
+      const subject = check.text('subject', input.subject, { max: 998, required: true });
+      const body = check.text('body', input.body, { max: 100_000 });
+      await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+      check.done();
+      return ctx.prisma.email.create({
+        ...query,
+        data: {
+          organizationId: ctx.auth.organizationId,
+          customerId: customerId!,
+          type: input.type!,
+          fromAddress: from!,
+          toAddress: to!,
+          subject: subject!,
+          body: body ?? '',
+          sentAt: input.sentAt ?? new Date(),
+        },
+      });
+    },
+  }),
+);

@@ -1,0 +1,102 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { JobStatus } from '../generated/prisma/enums.js';
+import { builder } from './builder.js';
+import { JobStatusEnum } from './enums.js';
+import { pageArgs, pageType, paginate } from './pagination.js';
+import { customerFilter, requireReference } from './references.js';
+import { relationArgs, relationQuery } from './relations.js';
+import { applyMove, type Move } from './transitions.js';
+import { InputCheck, isUuid } from './validation.js';
+
+export const Job = builder.prismaObject('Job', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    customerId: t.exposeID('customerId'),
+    title: t.exposeString('title'),
+    description: t.exposeString('description', { nullable: true }),
+    status: t.expose('status', { type: JobStatusEnum }),
+    scheduledAt: t.expose('scheduledAt', { type: 'DateTime', nullable: true }),
+    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' } }),
+    invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, args: relationArgs, query: relationQuery }),
+    estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, args: relationArgs, query: relationQuery }),
+  }),
+});
+
+const JobPage = pageType('Job', Job);
+
+builder.queryFields((t) => ({
+  jobs: t.field({
+    type: JobPage,
+    description: 'Jobs, newest first.',
+    authScopes: { scope: 'jobs:read' },
+    args: { ...pageArgs, status: t.arg({ type: JobStatusEnum }), customerId: t.arg.id() },
+    resolve: (_root, args, ctx, info) =>
+      paginate(
+        ctx.prisma.job,
+        { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
+        args,
+        queryFromInfo({ context: ctx, info, path: ['data'] }),
+      ),
+  }),
+  job: t.prismaField({
+    type: 'Job',
+    nullable: true,
+    authScopes: { scope: 'jobs:read' },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? ctx.prisma.job.findFirst({ ...query, where: { id: String(id) } }) : null),
+  }),
+}));
+
+const CreateJobInput = builder.inputType('CreateJobInput', {
+  fields: (t) => ({
+    customerId: t.id({ description: 'Required; a customer of this organization.' }),
+    title: t.string({ description: 'Required; 1 to 200 characters.' }),
+    description: t.string({ description: 'At most 5000 characters.' }),
+    scheduledAt: t.field({ type: 'DateTime' }),
+  }),
+});
+
+builder.mutationField('createJob', (t) =>
+  t.prismaField({
+    type: 'Job',
+    description: 'Creates a job in status scheduled.',
+    authScopes: { scope: 'jobs:write' },
+    args: { input: t.arg({ type: CreateJobInput, required: true }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      const check = new InputCheck();
+      const customerId = check.id('customerId', input.customerId as string | null | undefined);
+      const title = check.text('title', input.title, { max: 200, required: true });
+      const description = check.text('description', input.description, { max: 5000 });
+      await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+      check.done();
+      return ctx.prisma.job.create({
+        ...query,
+        data: { organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
+      });
+    },
+  }),
+);
+
+const JOB_MOVES: Record<string, Move<JobStatus>> = {
+  startJob: { from: ['scheduled'], to: 'in_progress' },
+  completeJob: { from: ['in_progress'], to: 'completed', stamps: ['completedAt'] },
+  cancelJob: { from: ['scheduled', 'in_progress'], to: 'cancelled' },
+};
+
+for (const [name, move] of Object.entries(JOB_MOVES)) {
+  builder.mutationField(name, (t) =>
+    t.prismaField({
+      type: 'Job',
+      description: `Moves a job from ${move.from.join(' or ')} to ${move.to}.`,
+      authScopes: { scope: 'jobs:write' },
+      args: { id: t.arg.id({ required: true }) },
+      resolve: async (query, _root, { id }, ctx) => {
+        await applyMove(ctx.prisma.job, 'job', String(id), move);
+        return ctx.prisma.job.findFirstOrThrow({ ...query, where: { id: String(id) } });
+      },
+    }),
+  );
+}

@@ -1,0 +1,59 @@
+// Line items of invoices and estimates: input, checks and totals, shared by both.
+import { builder } from './builder.js';
+import { InputCheck, MAX_AMOUNT } from './validation.js';
+
+const MAX_LINE_ITEMS = 100;
+
+for (const model of ['InvoiceLineItem', 'EstimateLineItem'] as const) {
+  builder.prismaObject(model, {
+    description: 'One line: quantity × unit_amount = amount, in minor units of the currency.',
+    fields: (t) => ({
+      description: t.exposeString('description'),
+      quantity: t.exposeInt('quantity'),
+      unitAmount: t.exposeInt('unitAmount'),
+      amount: t.exposeInt('amount'),
+    }),
+  });
+}
+
+export const LineItemInput = builder.inputType('LineItemInput', {
+  fields: (t) => ({
+    description: t.string({ description: 'Required; 1 to 500 characters.' }),
+    quantity: t.int({ description: 'Required; a whole number from 0.' }),
+    unitAmount: t.int({ description: 'Required; minor units (cents), from 0.' }),
+  }),
+});
+
+type LineItemInputShape = { description?: string | null; quantity?: number | null; unitAmount?: number | null };
+
+export interface CheckedLineItem {
+  position: number;
+  description: string;
+  quantity: number;
+  unitAmount: number;
+  amount: number;
+}
+
+/** Checks the lines and computes each amount and the total. */
+export function checkLineItems(check: InputCheck, items: readonly LineItemInputShape[] | null | undefined) {
+  if (!items || items.length === 0) {
+    check.fail('lineItems', 'must have at least one line item');
+    return { lines: [], totalAmount: 0 };
+  }
+  if (items.length > MAX_LINE_ITEMS) {
+    check.fail('lineItems', `must have at most ${MAX_LINE_ITEMS} line items`);
+    return { lines: [], totalAmount: 0 };
+  }
+  const lines: CheckedLineItem[] = items.map((item, position) => {
+    const at = `lineItems[${position}]`;
+    const description = check.text(`${at}.description`, item.description, { max: 500, required: true }) ?? '';
+    const quantity = check.amount(`${at}.quantity`, item.quantity);
+    const unitAmount = check.amount(`${at}.unitAmount`, item.unitAmount);
+    const amount = quantity * unitAmount;
+    if (amount > MAX_AMOUNT) check.fail(`${at}.unitAmount`, `quantity × unit amount must be at most ${MAX_AMOUNT}`);
+    return { position, description, quantity, unitAmount, amount };
+  });
+  const totalAmount = lines.reduce((sum, line) => sum + line.amount, 0);
+  if (totalAmount > MAX_AMOUNT) check.fail('lineItems', `the total must be at most ${MAX_AMOUNT}`);
+  return { lines, totalAmount };
+}

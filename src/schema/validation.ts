@@ -1,0 +1,75 @@
+// Input rules of the contract (section 2), checked once here for GraphQL and so for REST.
+// A check collects every offending field before failing, so a client fixes them in one go.
+import { invalidInput, type FieldError } from '../errors.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@<>(),;:"[\]]+@[^\s@<>(),;:"[\]]+\.[^\s@<>(),;:"[\]]+$/;
+const E164 = /^\+[0-9]{8,15}$/;
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+export const MAX_AMOUNT = 2_147_483_647;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+export class InputCheck {
+  readonly errors: FieldError[] = [];
+
+  fail(param: string, message: string): void {
+    this.errors.push({ param, message });
+  }
+
+  /** A trimmed string of `min`..`max` characters; null when absent and optional. */
+  text(param: string, value: string | null | undefined, { max, required = false }: { max: number; required?: boolean }): string | null {
+    if (value === null || value === undefined) {
+      if (required) this.fail(param, 'is required');
+      return null;
+    }
+    const trimmed = value.trim();
+    if (trimmed.length === 0 && required) this.fail(param, 'must not be blank');
+    else if (trimmed.length > max) this.fail(param, `must be at most ${max} characters`);
+    else if (trimmed.includes('\u0000')) this.fail(param, 'must not contain NUL characters');
+    return trimmed.length === 0 ? null : trimmed;
+  }
+
+  email(param: string, value: string | null | undefined, { required = false } = {}): string | null {
+    const text = this.text(param, value, { max: 254, required });
+    if (text !== null && !EMAIL.test(text)) this.fail(param, 'must be a valid e-mail address');
+    return text?.toLowerCase() ?? null;
+  }
+
+  phone(param: string, value: string | null | undefined): string | null {
+    const text = this.text(param, value, { max: 16 });
+    if (text !== null && !E164.test(text)) this.fail(param, 'must be in E.164 format: + then 8 to 15 digits');
+    return text;
+  }
+
+  currency(param: string, value: string | null | undefined): string {
+    const text = this.text(param, value, { max: 3, required: true });
+    if (text !== null && !(/^[A-Z]{3}$/.test(text) && CURRENCIES.has(text))) this.fail(param, 'must be an ISO 4217 currency code such as USD');
+    return text ?? '';
+  }
+
+  amount(param: string, value: number | null | undefined, { required = true } = {}): number {
+    if (value === null || value === undefined) {
+      if (required) this.fail(param, 'is required');
+      return 0;
+    }
+    if (!Number.isInteger(value) || value < 0 || value > MAX_AMOUNT) this.fail(param, `must be an integer from 0 to ${MAX_AMOUNT}`);
+    return value;
+  }
+
+  id(param: string, value: string | null | undefined, { required = true } = {}): string | null {
+    if (value === null || value === undefined) {
+      if (required) this.fail(param, 'is required');
+      return null;
+    }
+    if (!isUuid(value)) this.fail(param, 'must be a UUID');
+    return value.toLowerCase();
+  }
+
+  /** Throws one BAD_REQUEST listing every failure so far. */
+  done(): void {
+    if (this.errors.length > 0) throw invalidInput(this.errors);
+  }
+}
