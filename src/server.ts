@@ -1,15 +1,21 @@
-// The HTTP surface: one fetch-API handler (so tests can call it without a socket) that
-// routes to health checks, the GraphQL endpoint and, failing those, a 404 problem.
+// The HTTP surface: one fetch-API handler (so tests can call it without a socket).
+// Every API request, GraphQL or REST, passes the same steps: request id -> authentication
+// -> the GraphQL pipeline (scopes, validation, tenant-scoped execution). REST requests are
+// route-table rows that run a GraphQL operation through that same pipeline.
 import { createServerAdapter } from '@whatwg-node/server';
+import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
-import { createAuthenticator } from './auth/authenticate.js';
+import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
+import { statusOf } from './errors.js';
 import { safeError, useErrorPolicy } from './graphql/errors.js';
 import { problemResponse } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Logger } from './logger.js';
+import { handleRest } from './rest/handler.js';
+import { matchRest } from './rest/router.js';
 import { schema } from './schema/index.js';
 
 export interface AppDeps {
@@ -19,10 +25,17 @@ export interface AppDeps {
 
 interface ServerContext {
   requestId: string;
+  /** Null only for the GraphiQL page, which executes nothing. */
+  auth: Auth | null;
+}
+
+/** A browser asking for the GraphiQL page rather than running an operation. */
+function wantsGraphiQL(request: Request): boolean {
+  return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
 export function createApp({ db, log }: AppDeps) {
-  const authenticate = createAuthenticator(db.prisma, log);
+  const authenticator = createAuthenticator(db.prisma, log);
   const tenants = tenantClients(db.prisma);
 
   const yoga = createYoga<ServerContext, Context>({
@@ -31,18 +44,29 @@ export function createApp({ db, log }: AppDeps) {
     logging: false,
     landingPage: false,
     plugins: [useErrorPolicy(log)],
-    // Errors outside execution (authentication, for one) come through here.
     maskedErrors: { maskError: (error) => safeError(error, log) },
-    context: async ({ request, requestId }) => {
-      const auth = await authenticate(request.headers.get('authorization')).catch((error: unknown) => {
-        throw safeError(error, log, requestId);
-      });
+    context: ({ requestId, auth }) => {
+      if (!auth) throw safeError(new Error('operation without authentication'), log, requestId);
       return { requestId, auth, prisma: tenants(auth.organizationId), log };
     },
   });
 
+  /** The caller's key, or the error to answer with (401, or 503 when the database is down). */
+  async function authenticate(request: Request, requestId: string): Promise<Auth | GraphQLError> {
+    try {
+      return await authenticator(request.headers.get('authorization'));
+    } catch (error) {
+      return safeError(error, log, requestId);
+    }
+  }
+
+  function errorHeaders(error: GraphQLError): Record<string, string> {
+    return ((error.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {});
+  }
+
   async function route(request: Request, requestId: string): Promise<Response> {
-    const { pathname } = new URL(request.url);
+    const url = new URL(request.url);
+    const { pathname } = url;
     if (pathname === '/healthz') return Response.json({ status: 'ok' });
     if (pathname === '/readyz') {
       try {
@@ -53,8 +77,44 @@ export function createApp({ db, log }: AppDeps) {
         return problemResponse({ status: 503, code: 'UNAVAILABLE', detail: 'The database is unreachable.', headers: { 'retry-after': '5' } }, requestId);
       }
     }
-    if (pathname === '/graphql') return yoga.fetch(request, { requestId });
-    return problemResponse({ status: 404, code: 'NOT_FOUND', detail: `No route for ${pathname}.` }, requestId);
+
+    if (pathname === '/graphql') {
+      if (wantsGraphiQL(request)) return yoga.fetch(request, { requestId, auth: null });
+      const auth = await authenticate(request, requestId);
+      if (auth instanceof GraphQLError) {
+        return Response.json({ errors: [auth.toJSON()] }, { status: statusOf(auth.extensions.code), headers: errorHeaders(auth) });
+      }
+      return yoga.fetch(request, { requestId, auth });
+    }
+
+    const match = matchRest(request.method, pathname);
+    if (match.kind === 'not-found') {
+      return problemResponse({ status: 404, code: 'NOT_FOUND', detail: `No route for ${pathname}.` }, requestId);
+    }
+    if (match.kind === 'method-not-allowed') {
+      return problemResponse(
+        { status: 405, code: 'METHOD_NOT_ALLOWED', detail: `${request.method} is not allowed here; use ${match.allow.join(' or ')}.`, headers: { allow: match.allow.join(', ') } },
+        requestId,
+      );
+    }
+    if (match.kind === 'document') return match.respond();
+    const auth = await authenticate(request, requestId);
+    if (auth instanceof GraphQLError) {
+      return problemResponse(
+        { status: statusOf(auth.extensions.code), code: String(auth.extensions.code), detail: auth.message, headers: errorHeaders(auth) },
+        requestId,
+      );
+    }
+    const execute = (_request: Request, document: string, variables: Record<string, unknown>) =>
+      yoga.fetch(
+        new Request('http://rest.internal/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({ query: document, variables }),
+        }),
+        { requestId, auth },
+      );
+    return handleRest(match.route, request, url, match.base, match.id, execute, requestId);
   }
 
   return createServerAdapter(async (request: Request) => {

@@ -1,0 +1,132 @@
+// The one generic REST handler: finds the route row, turns the query string or JSON body
+// into GraphQL variables, runs the row's operation through the GraphQL pipeline (the same
+// auth, scopes, validation and limits as /graphql), and turns the result into a REST body
+// or a problem document.
+import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
+import { statusOf, type FieldError } from '../errors.js';
+import { problemResponse, type Problem } from '../http/problem.js';
+import { bodyToInput } from './body.js';
+import { restParam } from './names.js';
+import type { QueryParam, Route } from './routes.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_INT = 2_147_483_647;
+/** Response headers of the GraphQL pipeline that REST passes on. */
+const PASSED_HEADERS = ['www-authenticate', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
+
+export type Execute = (request: Request, document: string, variables: Record<string, unknown>) => Response | Promise<Response>;
+
+class ProblemError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail);
+  }
+}
+
+function badRequest(detail: string, errors: FieldError[]): ProblemError {
+  return new ProblemError({ status: 400, code: 'BAD_REQUEST', detail, errors });
+}
+
+function queryVariables(url: URL, params: QueryParam[]): Record<string, unknown> {
+  const known = new Map(params.map((p) => [p.name, p]));
+  const errors: FieldError[] = [];
+  const variables: Record<string, unknown> = {};
+  const seen = new Set<string>();
+  for (const [name, raw] of url.searchParams) {
+    const param = known.get(name);
+    if (!param) {
+      errors.push({ param: name, message: `is not a parameter of this endpoint (known: ${params.map((p) => p.name).join(', ')})` });
+      continue;
+    }
+    if (seen.has(name)) {
+      errors.push({ param: name, message: 'must not be repeated' });
+      continue;
+    }
+    seen.add(name);
+    if (param.kind === 'integer') {
+      if (!/^\d+$/.test(raw) || Number(raw) > MAX_INT) errors.push({ param: name, message: 'must be a whole number' });
+      else variables[param.variable] = Number(raw);
+    } else if (param.kind === 'enum') {
+      if (raw === 'all') continue;
+      if (!param.values!.includes(raw)) errors.push({ param: name, message: `must be one of all, ${param.values!.join(', ')}` });
+      else variables[param.variable] = raw;
+    } else {
+      variables[param.variable] = raw;
+    }
+  }
+  if (errors.length > 0) throw badRequest(`Invalid query parameters: ${errors.map((e) => e.param).join(', ')}.`, errors);
+  return variables;
+}
+
+async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  const tooLarge = new ProblemError({ status: 413, code: 'PAYLOAD_TOO_LARGE', detail: `The body must be at most ${MAX_BODY_BYTES} bytes.` });
+  if (declared > MAX_BODY_BYTES) throw tooLarge;
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > MAX_BODY_BYTES) throw tooLarge;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function bodyVariables(request: Request, route: Route): Promise<Record<string, unknown>> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
+    throw new ProblemError({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be JSON: send Content-Type: application/json.' });
+  }
+  const text = await readBody(request);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest('The body is not valid JSON.', [{ param: 'body', message: 'is not valid JSON' }]);
+  }
+  const { value, errors } = bodyToInput(body, route.input!);
+  if (errors.length > 0) throw badRequest(`Invalid fields: ${errors.map((e) => e.param).join(', ')}.`, errors);
+  return { input: value };
+}
+
+type GraphQLBody = ExecutionResult<{ result: unknown } | null> & { errors?: GraphQLFormattedError[] };
+
+function errorProblem(error: GraphQLFormattedError): Problem {
+  const code = typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL';
+  const fieldErrors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
+  return { status: statusOf(code), code, detail: error.message, errors: fieldErrors };
+}
+
+export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
+  let response: Response;
+  try {
+    const variables =
+      route.kind === 'list' ? queryVariables(url, route.params) : route.kind === 'item' ? { id } : await bodyVariables(request, route);
+    if (route.kind !== 'list' && [...url.searchParams.keys()].length > 0) {
+      const name = [...url.searchParams.keys()][0]!;
+      throw badRequest(`Unknown query parameter ${name}.`, [{ param: name, message: 'is not a parameter of this endpoint' }]);
+    }
+    const graphqlResponse = await execute(request, route.document, variables);
+    const result = (await graphqlResponse.json()) as GraphQLBody;
+    const error = result.errors?.[0];
+    const data = result.data?.result;
+    if (error) {
+      response = problemResponse(errorProblem(error), requestId);
+    } else if (data === null || data === undefined) {
+      response = problemResponse({ status: 404, code: 'NOT_FOUND', detail: `No ${route.resource.type.toLowerCase()} with id ${id}.` }, requestId);
+    } else if (route.kind === 'create') {
+      const created = data as { id: string };
+      response = Response.json(data, { status: 201, headers: { location: `${base}/${route.resource.path}/${created.id}` } });
+    } else {
+      response = Response.json(data);
+    }
+    for (const name of PASSED_HEADERS) {
+      const value = graphqlResponse.headers.get(name);
+      if (value) response.headers.set(name, value);
+    }
+  } catch (error) {
+    if (!(error instanceof ProblemError)) throw error;
+    response = problemResponse(error.problem, requestId);
+  }
+  return response;
+}

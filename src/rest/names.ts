@@ -1,0 +1,13 @@
+// REST speaks snake_case, GraphQL camelCase: the one conversion between them.
+
+export function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** `lineItems[0].unitAmount` -> `line_items[0].unit_amount`. */
+export function restParam(graphqlPath: string): string {
+  return graphqlPath
+    .split('.')
+    .map((part) => part.replace(/^[A-Za-z]+/, (name) => snakeCase(name)))
+    .join('.');
+}

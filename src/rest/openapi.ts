@@ -1,0 +1,221 @@
+// The OpenAPI 3.1 document of REST v1, generated from the route table and the GraphQL types
+// behind it, so the documentation and the behaviour cannot drift apart.
+import {
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type GraphQLInputObjectType,
+  type GraphQLInputType,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+} from 'graphql';
+import { SCOPES } from '../auth/scopes.js';
+import { ERROR_STATUS } from '../errors.js';
+import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
+import { snakeCase } from './names.js';
+import type { Route } from './routes.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const SCALARS: Record<string, JsonSchema> = {
+  ID: { type: 'string', format: 'uuid' },
+  String: { type: 'string' },
+  Int: { type: 'integer' },
+  Float: { type: 'number' },
+  Boolean: { type: 'boolean' },
+  DateTime: { type: 'string', format: 'date-time' },
+  Date: { type: 'string', format: 'date' },
+};
+
+function leafSchema(type: GraphQLOutputType | GraphQLInputType): JsonSchema {
+  const named = getNamedType(type);
+  if (isEnumType(named)) return { type: 'string', enum: named.getValues().map((v) => v.name) };
+  return { ...(SCALARS[named.name] ?? { type: 'string' }) };
+}
+
+function nullable(schema: JsonSchema): JsonSchema {
+  return { ...schema, type: [schema.type, 'null'] };
+}
+
+function recordSchema(type: GraphQLObjectType, embedded: string[] = []): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  for (const field of Object.values(type.getFields())) {
+    const inner = getNullableType(field.type);
+    let schema: JsonSchema;
+    if (isListType(inner) && isObjectType(getNamedType(inner)) && embedded.includes(field.name)) {
+      schema = { type: 'array', items: recordSchema(getNamedType(inner) as GraphQLObjectType) };
+    } else if (isObjectType(getNamedType(field.type)) || isListType(inner)) {
+      continue;
+    } else {
+      schema = leafSchema(field.type);
+    }
+    if (field.description) schema.description = field.description;
+    properties[snakeCase(field.name)] = isNonNullType(field.type) ? schema : nullable(schema);
+  }
+  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+}
+
+function inputSchema(type: GraphQLInputObjectType): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const field of Object.values(type.getFields())) {
+    const inner = getNullableType(field.type);
+    const named = getNamedType(field.type);
+    const schema: JsonSchema = isListType(inner)
+      ? { type: 'array', items: isInputObjectType(named) ? inputSchema(named) : leafSchema(named) }
+      : leafSchema(field.type);
+    if (field.description) schema.description = field.description;
+    // Inputs are nullable in GraphQL so that one response can list every missing field;
+    // the description states what is required.
+    if (field.description?.startsWith('Required')) required.push(snakeCase(field.name));
+    properties[snakeCase(field.name)] = schema;
+  }
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+const ERROR_RESPONSES: Record<string, string> = {
+  400: 'Invalid parameters or body; `errors` names each offending one.',
+  401: 'Missing, malformed, unknown, revoked or expired API key.',
+  403: 'The API key lacks the scope this endpoint needs.',
+  429: 'Rate limit exceeded; wait `Retry-After` seconds.',
+  500: 'Internal error; retry later.',
+  503: 'Temporarily unavailable; retry after `Retry-After` seconds.',
+};
+
+function problemRef(description: string) {
+  return { description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+}
+
+export function openApiDocument(routes: Route[]) {
+  const schemas: Record<string, JsonSchema> = {
+    Problem: {
+      type: 'object',
+      description: 'RFC 9457 problem details.',
+      required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
+      properties: {
+        type: { type: 'string' },
+        title: { type: 'string' },
+        status: { type: 'integer' },
+        detail: { type: 'string' },
+        code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+        request_id: { type: 'string' },
+        errors: {
+          type: 'array',
+          items: { type: 'object', required: ['param', 'message'], properties: { param: { type: 'string' }, message: { type: 'string' } } },
+        },
+      },
+    },
+    Pagination: {
+      type: 'object',
+      required: ['page', 'limit', 'total'],
+      properties: { page: { type: 'integer', minimum: 1 }, limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, total: { type: 'integer', minimum: 0 } },
+    },
+  };
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const name = route.resource.type;
+    schemas[name] ??= recordSchema(route.record, route.resource.embedded);
+    const ref = { $ref: `#/components/schemas/${name}` };
+    const errors = Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([status, text]) => [status, problemRef(text)]));
+    let operation: Record<string, unknown>;
+    if (route.kind === 'list') {
+      operation = {
+        operationId: `list${name}s`,
+        summary: `List ${route.resource.path}, newest first`,
+        parameters: route.params.map((p) => ({
+          name: p.name,
+          in: 'query',
+          required: false,
+          description: p.description,
+          schema:
+            p.name === 'page'
+              ? { type: 'integer', minimum: 1, default: 1 }
+              : p.name === 'limit'
+                ? { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }
+                : p.kind === 'enum'
+                  ? { type: 'string', enum: ['all', ...p.values!], default: 'all' }
+                  : p.kind === 'id'
+                    ? { type: 'string', format: 'uuid' }
+                    : { type: 'string' },
+        })),
+        responses: {
+          200: {
+            description: `A page of ${route.resource.path}.`,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['data', 'pagination'],
+                  properties: { data: { type: 'array', items: ref }, pagination: { $ref: '#/components/schemas/Pagination' } },
+                },
+              },
+            },
+          },
+          ...errors,
+        },
+      };
+    } else if (route.kind === 'item') {
+      operation = {
+        operationId: `get${name}`,
+        summary: `Get one ${name.toLowerCase()}`,
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: {
+          200: { description: `The ${name.toLowerCase()}.`, content: { 'application/json': { schema: ref } } },
+          404: problemRef('No such record in this organization.'),
+          ...errors,
+        },
+      };
+    } else {
+      const inputName = route.input!.name;
+      schemas[inputName] ??= inputSchema(route.input!);
+      operation = {
+        operationId: `create${name}`,
+        summary: `Create a ${name.toLowerCase()}`,
+        parameters: [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: 'Retrying with the same key and body returns the first response and creates nothing new.',
+            schema: { type: 'string', maxLength: 255 },
+          },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${inputName}` } } } },
+        responses: {
+          201: {
+            description: `The created ${name.toLowerCase()}.`,
+            headers: { Location: { description: 'Path of the new record.', schema: { type: 'string' } } },
+            content: { 'application/json': { schema: ref } },
+          },
+          413: problemRef('The body is over 1 MiB.'),
+          415: problemRef('The body is not JSON.'),
+          ...errors,
+        },
+      };
+    }
+    operation.security = [{ apiKey: [] }];
+    operation.tags = [route.resource.path];
+    operation.description = `Requires the scope \`${route.scope}\`.`;
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'CRM API',
+      version: '1.0.0',
+      description: `Customers, jobs, e-mails, invoices, estimates and proposals of the organization an API key belongs to. Scopes: ${SCOPES.join(', ')}.`,
+    },
+    servers: [{ url: '/v1' }],
+    security: [{ apiKey: [] }],
+    tags: [...new Set(routes.map((r) => r.resource.path))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas,
+      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer svc_live_...`.' } },
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// Matches a request to a route-table row. The API is served under /v1 and, with identical
+// behaviour, /api/v1 and /v1/api (the spec's alternative listing).
+import { schema } from '../schema/index.js';
+import { openApiDocument } from './openapi.js';
+import { buildRoutes, type Route } from './routes.js';
+
+export const PREFIXES = ['/api/v1', '/v1/api', '/v1'];
+export const ROUTES = buildRoutes(schema);
+
+export type RestMatch =
+  | { kind: 'route'; route: Route; base: string; id?: string }
+  | { kind: 'document'; respond: () => Response }
+  | { kind: 'method-not-allowed'; allow: string[] }
+  | { kind: 'not-found' };
+
+let openApiJson: string | undefined;
+
+export function matchRest(method: string, pathname: string): RestMatch {
+  const base = PREFIXES.find((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+  if (!base) return { kind: 'not-found' };
+  const rest = pathname.slice(base.length).replace(/\/$/, '');
+  if (rest === '/openapi.json') {
+    if (method !== 'GET' && method !== 'HEAD') return { kind: 'method-not-allowed', allow: ['GET'] };
+    openApiJson ??= JSON.stringify(openApiDocument(ROUTES));
+    return { kind: 'document', respond: () => new Response(openApiJson, { headers: { 'content-type': 'application/json' } }) };
+  }
+  const segments = rest.split('/').slice(1);
+  if (segments.length < 1 || segments.length > 2 || segments.some((s) => s === '')) return { kind: 'not-found' };
+  const [collection, id] = segments as [string, string | undefined];
+  const path = id === undefined ? `/${collection}` : `/${collection}/{id}`;
+  const candidates = ROUTES.filter((route) => route.path === path);
+  if (candidates.length === 0) return { kind: 'not-found' };
+  const route = candidates.find((r) => r.method === method);
+  if (!route) return { kind: 'method-not-allowed', allow: candidates.map((r) => r.method) };
+  let decoded: string | undefined;
+  try {
+    decoded = id === undefined ? undefined : decodeURIComponent(id);
+  } catch {
+    return { kind: 'not-found' };
+  }
+  return { kind: 'route', route, base, id: decoded };
+}
