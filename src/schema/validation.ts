@@ -33,20 +33,23 @@ export class InputCheck {
   }
 
   email(param: string, value: string | null | undefined, { required = false } = {}): string | null {
+    const before = this.errors.length;
     const text = this.text(param, value, { max: 254, required });
-    if (text !== null && !EMAIL.test(text)) this.fail(param, 'must be a valid e-mail address');
+    if (text !== null && this.errors.length === before && !EMAIL.test(text)) this.fail(param, 'must be a valid e-mail address');
     return text?.toLowerCase() ?? null;
   }
 
   phone(param: string, value: string | null | undefined): string | null {
+    const before = this.errors.length;
     const text = this.text(param, value, { max: 16 });
-    if (text !== null && !E164.test(text)) this.fail(param, 'must be in E.164 format: + then 8 to 15 digits');
+    if (text !== null && this.errors.length === before && !E164.test(text)) this.fail(param, 'must be in E.164 format: + then 8 to 15 digits');
     return text;
   }
 
   currency(param: string, value: string | null | undefined): string {
+    const before = this.errors.length;
     const text = this.text(param, value, { max: 3, required: true });
-    if (text !== null && !(/^[A-Z]{3}$/.test(text) && CURRENCIES.has(text))) this.fail(param, 'must be an ISO 4217 currency code such as USD');
+    if (text !== null && this.errors.length === before && !(/^[A-Z]{3}$/.test(text) && CURRENCIES.has(text))) this.fail(param, 'must be an ISO 4217 currency code such as USD');
     return text ?? '';
   }
 

@@ -1,0 +1,93 @@
+// A running service on a fresh database, with organizations and API keys made for the test,
+// and small clients that call it exactly as an integration would.
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { parseScopes } from '../../src/auth/scopes.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrator.js';
+import { freshDatabase, type DbKind, type TestDatabase } from './databases.js';
+import { startServer, type RunningServer } from './processes.js';
+
+export interface KeySpec {
+  org: string;
+  scopes?: string;
+  expiresAt?: Date;
+  revoked?: boolean;
+}
+
+export interface Api {
+  url: string;
+  db: TestDatabase;
+  server: RunningServer;
+  keys: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Creates the keys (and their organizations) directly in the database, before the server holds it. */
+export async function makeKeys(db: TestDatabase, specs: Record<string, KeySpec>): Promise<Record<string, string>> {
+  const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: db.env.DATA_DIR ?? '' });
+  try {
+    await migrate(open.sql);
+    const keys: Record<string, string> = {};
+    for (const [name, spec] of Object.entries(specs)) {
+      const organization = await open.prisma.organization.upsert({ where: { name: spec.org }, create: { name: spec.org }, update: {} });
+      const { key, record } = await createApiKey(open.prisma, {
+        organizationId: organization.id,
+        name,
+        scopes: parseScopes(spec.scopes ?? 'all'),
+        expiresAt: spec.expiresAt,
+      });
+      if (spec.revoked) await open.prisma.apiKey.update({ where: { id: record.id }, data: { revokedAt: new Date() } });
+      keys[name] = key;
+    }
+    return keys;
+  } finally {
+    await open.close();
+  }
+}
+
+export async function startApi(kind: DbKind, specs: Record<string, KeySpec>, env: Record<string, string> = {}): Promise<Api> {
+  const db = await freshDatabase(kind);
+  const keys = await makeKeys(db, specs);
+  const server = await startServer({ ...db.env, ...env });
+  return {
+    url: server.url,
+    db,
+    server,
+    keys,
+    async stop() {
+      await server.stop();
+      await db.drop();
+    },
+  };
+}
+
+export interface JsonResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function call<T = any>(url: string, init: RequestInit & { key?: string; json?: unknown } = {}): Promise<JsonResponse<T>> {
+  const headers = new Headers(init.headers);
+  if (init.key) headers.set('authorization', `Bearer ${init.key}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  const response = await fetch(url, { ...init, headers, body });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** POST /graphql; throws when the operation fails, so set-up steps stay short. */
+export async function gql<T = any>(api: Pick<Api, 'url'>, key: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const response = await call(`${api.url}/graphql`, { method: 'POST', key, json: { query, variables } });
+  if (response.body.errors) throw new Error(JSON.stringify(response.body.errors));
+  return response.body.data as T;
+}
+
+export const rest = (api: Pick<Api, 'url'>, key: string) => ({
+  get: (path: string) => call(`${api.url}/v1${path}`, { key }),
+  post: (path: string, json: unknown, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { method: 'POST', key, json, headers }),
+});
