@@ -36,8 +36,9 @@ export function apiError(
     extensions: {
       code,
       ...(extra.errors ? { errors: extra.errors } : {}),
-      // yoga uses this for the HTTP response when the error ends the whole request.
-      http: { status: ERROR_STATUS[code], ...(extra.headers ? { headers: extra.headers } : {}) },
+      // Response headers that go with the error (WWW-Authenticate, Retry-After). No status:
+      // a field error in GraphQL still answers 200 with the rest of the data.
+      ...(extra.headers ? { http: { headers: extra.headers } } : {}),
     },
   });
 }
