@@ -5,12 +5,14 @@
 import { createServerAdapter } from '@whatwg-node/server';
 import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
 import { statusOf } from './errors.js';
 import { safeError, useErrorPolicy } from './graphql/errors.js';
+import { useQueryBounds } from './graphql/query-bounds.js';
 import { problemResponse } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Logger } from './logger.js';
@@ -22,6 +24,20 @@ export interface AppDeps {
   db: Database;
   log: Logger;
 }
+
+const GRAPHIQL_EXAMPLE = `# Put your API key in the Headers tab below, then run this query.
+query NewestCustomers {
+  customers(limit: 5) {
+    data {
+      name
+      email
+      invoices(limit: 3) { number status totalAmount currency }
+    }
+    pagination { total }
+  }
+  invoiceSummary { status currency count totalAmount }
+}
+`;
 
 interface ServerContext {
   requestId: string;
@@ -43,7 +59,14 @@ export function createApp({ db, log }: AppDeps) {
     graphqlEndpoint: '/graphql',
     logging: false,
     landingPage: false,
-    plugins: [useErrorPolicy(log)],
+    // The bundled GraphiQL works without access to a CDN.
+    renderGraphiQL,
+    graphiql: {
+      title: 'CRM GraphQL explorer',
+      headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
+      defaultQuery: GRAPHIQL_EXAMPLE,
+    },
+    plugins: [useQueryBounds(), useErrorPolicy(log)],
     maskedErrors: { maskError: (error) => safeError(error, log) },
     context: ({ requestId, auth }) => {
       if (!auth) throw safeError(new Error('operation without authentication'), log, requestId);

@@ -5,6 +5,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { pgliteSql, poolSql, type Sql } from './sql.js';
@@ -21,17 +22,32 @@ export interface DatabaseOptions {
   dataDir: string;
   /** Pool size per instance, PostgreSQL only. */
   poolSize?: number;
+  /** Called with each SQL statement Prisma runs (tests count them). */
+  onQuery?: (sql: string) => void;
+}
+
+// Creates wait for the organization's numbering row lock; under a burst of concurrent
+// creates that wait can exceed Prisma's 2 s default before a transaction starts.
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
+
+function createClient(adapter: SqlDriverAdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
+  if (!onQuery) return new PrismaClient({ adapter, transactionOptions: TRANSACTION_OPTIONS });
+  const client = new PrismaClient({ adapter, transactionOptions: TRANSACTION_OPTIONS, log: [{ level: 'query', emit: 'event' }] });
+  client.$on('query', (event) => onQuery(event.query));
+  return client;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openEmbedded(options.dataDir);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onQuery)
+    : openEmbedded(options.dataDir, options.onQuery);
 }
 
-async function openPostgres(connectionString: string, max: number): Promise<Database> {
+async function openPostgres(connectionString: string, max: number, onQuery?: (sql: string) => void): Promise<Database> {
   const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000 });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = createClient(new PrismaPg(pool), onQuery);
   return {
     kind: 'postgres',
     prisma,
@@ -43,11 +59,11 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   };
 }
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): Promise<Database> {
   const unlock = lockDataDir(dataDir);
   try {
     const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+    const prisma = createClient(new PrismaPGlite(db), onQuery);
     return {
       kind: 'pglite',
       prisma,

@@ -31,9 +31,11 @@ export function safeError(error: unknown, log: Logger, requestId?: string): Grap
     original = (original as GraphQLError).originalError;
   }
   if (isCoded(original)) return original as GraphQLError;
-  if (error instanceof GraphQLError && !error.originalError) {
-    // graphql-js's own request errors: syntax, validation, variable coercion.
-    return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { ...error.extensions, code: 'BAD_REQUEST' } });
+  if (original instanceof GraphQLError) {
+    // graphql-js's own request errors (syntax, validation, variable coercion) and scalar
+    // parse errors: the request is at fault. The outer message names the variable.
+    const outer = error as GraphQLError;
+    return new GraphQLError(outer.message, { nodes: outer.nodes, path: outer.path, extensions: { ...outer.extensions, code: 'BAD_REQUEST' } });
   }
   if (isDatabaseUnreachable(original)) {
     log.warn('database unreachable', { request_id: requestId, error: (original as Error)?.message });
