@@ -20,7 +20,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { apiError } from '../errors.js';
 
-export const QUERY_BOUNDS = { maxDepth: 8, maxRootFields: 10, maxAliases: 30, maxCost: 10_000 };
+export const QUERY_BOUNDS = { maxDepth: 8, maxRootFields: 10, maxAliases: 30, maxCost: 25_000 };
 
 interface Measure {
   depth: number;

@@ -113,7 +113,7 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
     if (error) {
       response = problemResponse(errorProblem(error), requestId);
     } else if (data === null || data === undefined) {
-      response = problemResponse({ status: 404, code: 'NOT_FOUND', detail: `No ${route.resource.type.toLowerCase()} with id ${id}.` }, requestId);
+      response = problemResponse({ status: 404, code: 'NOT_FOUND', detail: `No ${route.resource.type.toLowerCase()} with this id in this organization.` }, requestId);
     } else if (route.kind === 'create') {
       const created = data as { id: string };
       response = Response.json(data, { status: 201, headers: { location: `${base}/${route.resource.path}/${created.id}` } });

@@ -21,13 +21,13 @@ export async function applyMove<Status extends string>(
   id: string,
   move: Move<Status>,
 ): Promise<void> {
-  if (!isUuid(id)) throw apiError('NOT_FOUND', `No ${resource} with id ${id}.`);
+  if (!isUuid(id)) throw apiError('NOT_FOUND', `No ${resource} with this id in this organization.`);
   const now = new Date();
   const data = Object.fromEntries([['status', move.to], ...(move.stamps ?? []).map((column) => [column, now])]);
   const { count } = await model.updateMany({ where: { id, status: { in: [...move.from] } }, data });
   if (count === 1) return;
   const current = await model.findFirst({ where: { id }, select: { status: true } });
-  if (!current) throw apiError('NOT_FOUND', `No ${resource} with id ${id}.`);
+  if (!current) throw apiError('NOT_FOUND', `No ${resource} with this id in this organization.`);
   throw apiError(
     'BAD_REQUEST',
     `Cannot move ${resource} ${id} to ${move.to}: its status is ${current.status} (allowed from ${move.from.join(' or ')}).`,

@@ -126,7 +126,7 @@ describe.each(DB_KINDS)('GraphQL operations on %s', (kind) => {
     const deep = await post(`query($id: ID!) { customer(id: $id) { jobs { customer { jobs { customer { jobs { customer { jobs { customer { name } } } } } } } } } }`, { id: customerId });
     expect(deep.body.errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST' } });
     expect(deep.body.errors[0].message).toMatch(/nests \d+ levels deep/);
-    const costly = await post('{ customers(limit: 100) { data { jobs(limit: 100) { id } invoices(limit: 100) { id } } } }');
+    const costly = await post('{ customers(limit: 100) { data { jobs(limit: 100) { id } invoices(limit: 100) { id } estimates(limit: 100) { id } } } }');
     expect(costly.body.errors[0].message).toMatch(/could load about \d+ records/);
     const wide = await post(`{ ${Array.from({ length: 11 }, (_, i) => `c${i}: customerCount`).join(' ')} }`);
     expect(wide.body.errors[0].message).toMatch(/11 root fields/);

@@ -1,0 +1,74 @@
+// In-process on purpose: it counts the SQL statements Prisma sends for one request, which a
+// client cannot see.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { SCOPES } from '../../src/auth/scopes.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrator.js';
+import { createLogger } from '../../src/logger.js';
+import { createApp } from '../../src/server.js';
+import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+
+describe('nested GraphQL selections', () => {
+  let test: TestDatabase;
+  let db: Database;
+  let app: ReturnType<typeof createApp>;
+  let key: string;
+  const statements: string[] = [];
+
+  async function graphql(query: string, variables: Record<string, unknown> = {}) {
+    const response = await app.fetch(
+      new Request('http://test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query, variables }),
+      }),
+    );
+    const body = (await response.json()) as { data: any; errors?: unknown };
+    if (body.errors) throw new Error(JSON.stringify(body.errors));
+    return body.data;
+  }
+
+  beforeAll(async () => {
+    test = await freshDatabase('postgres');
+    db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '', onQuery: (sql) => statements.push(sql) });
+    await migrate(db.sql);
+    const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });
+    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] })).key;
+    app = createApp({ db, log: createLogger('silent') });
+    for (let i = 0; i < 40; i++) {
+      const { createCustomer } = await graphql('mutation($i: CreateCustomerInput!) { createCustomer(input: $i) { id } }', { i: { name: `C${i}` } });
+      for (let j = 0; j < 2; j++) {
+        const { createJob } = await graphql('mutation($i: CreateJobInput!) { createJob(input: $i) { id } }', { i: { customerId: createCustomer.id, title: `J${j}` } });
+        await graphql('mutation($i: CreateInvoiceInput!) { createInvoice(input: $i) { id } }', {
+          i: { customerId: createCustomer.id, jobId: createJob.id, currency: 'USD', lineItems: [{ description: 'x', quantity: 1, unitAmount: 100 }] },
+        });
+      }
+    }
+  });
+  afterAll(async () => {
+    await db.close();
+    await test.drop();
+  });
+
+  async function statementsFor(limit: number) {
+    const query = `query($limit: Int) { customers(limit: $limit) {
+      data { name jobs(limit: 5) { title invoices(limit: 5) { number } } invoices(limit: 5) { number lineItems { amount } job { title } customer { name } } }
+      pagination { total } } }`;
+    statements.length = 0;
+    const data = await graphql(query, { limit });
+    // Authentication's key lookup is one statement; the key's last-use write may add one.
+    const dataStatements = statements.filter((sql) => !/"api_keys"/.test(sql));
+    return { data, count: dataStatements.length };
+  }
+
+  it('a page of customers with their jobs and invoices is a bounded number of statements, whatever the page size', async () => {
+    const small = await statementsFor(5);
+    const large = await statementsFor(40);
+    expect(small.data.customers.data).toHaveLength(5);
+    expect(large.data.customers.data).toHaveLength(40);
+    expect(large.data.customers.data[0].invoices[0].lineItems).toEqual([{ amount: 100 }]);
+    expect(large.count).toBe(small.count);
+    expect(large.count).toBeLessThanOrEqual(10);
+  });
+});
