@@ -207,11 +207,12 @@ export function openApiDocument(routes: Route[]) {
     info: {
       title: 'CRM API',
       version: '1.0.0',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       description: `Customers, jobs, e-mails, invoices, estimates and proposals of the organization an API key belongs to. Scopes: ${SCOPES.join(', ')}.`,
     },
     servers: [{ url: '/v1' }],
     security: [{ apiKey: [] }],
-    tags: [...new Set(routes.map((r) => r.resource.path))].map((name) => ({ name })),
+    tags: [...new Set(routes.map((r) => r.resource.path))].map((name) => ({ name, description: `The ${name} of the API key's organization.` })),
     paths,
     components: {
       schemas,
