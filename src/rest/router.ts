@@ -1,6 +1,7 @@
 // Matches a request to a route-table row. The API is served under /v1 and, with identical
 // behaviour, /api/v1 and /v1/api (the spec's alternative listing).
 import { schema } from '../schema/index.js';
+import { docsResponse } from './docs.js';
 import { openApiDocument } from './openapi.js';
 import { buildRoutes, type Route } from './routes.js';
 
@@ -23,6 +24,11 @@ export function matchRest(method: string, pathname: string): RestMatch {
     if (method !== 'GET' && method !== 'HEAD') return { kind: 'method-not-allowed', allow: ['GET'] };
     openApiJson ??= JSON.stringify(openApiDocument(ROUTES));
     return { kind: 'document', respond: () => new Response(openApiJson, { headers: { 'content-type': 'application/json' } }) };
+  }
+  if (rest === '/docs' || rest.startsWith('/docs/')) {
+    if (method !== 'GET' && method !== 'HEAD') return { kind: 'method-not-allowed', allow: ['GET'] };
+    const response = docsResponse(base, rest);
+    return response ? { kind: 'document', respond: () => response } : { kind: 'not-found' };
   }
   const segments = rest.split('/').slice(1);
   if (segments.length < 1 || segments.length > 2 || segments.some((s) => s === '')) return { kind: 'not-found' };

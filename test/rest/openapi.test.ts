@@ -38,6 +38,19 @@ describe('OpenAPI document', () => {
     expect(output).not.toMatch(/\berror/i);
   });
 
+  it('has a human-readable reference at /v1/docs, served without a CDN', async () => {
+    const page = await fetch(`${api.url}/v1/docs`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("url: '/v1/openapi.json'");
+    expect(html).not.toMatch(/https?:\/\//);
+    for (const asset of ['swagger-ui-bundle.js', 'swagger-ui.css']) {
+      const response = await fetch(`${api.url}/v1/docs/${asset}`);
+      expect(response.status, asset).toBe(200);
+      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    }
+  });
+
   it('covers every route and parameter of the service', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual(
