@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, freshDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../helpers/databases.js';
+import { makeKeys } from '../helpers/api.js';
 import { startServer, type RunningServer } from '../helpers/processes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 describe.each(DB_KINDS)('health, readiness and unknown paths on %s', (kind) => {
   let db: TestDatabase;
   let server: RunningServer;
+  let key: string;
   beforeAll(async () => {
     db = await freshDatabase(kind);
+    key = (await makeKeys(db, { key: { org: 'Acme' } })).key!;
     server = await startServer(db.env);
   });
   afterAll(async () => {
@@ -50,12 +53,12 @@ describe.each(DB_KINDS)('health, readiness and unknown paths on %s', (kind) => {
     expect(unsafe.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('serves GraphQL at /graphql', async () => {
-    const response = await fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ apiVersion }' }),
-    });
+  it('serves GraphQL at /graphql, to callers with a key', async () => {
+    const request = (headers: Record<string, string>) =>
+      fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: '{ apiVersion }' }) });
+    const anonymous = await request({});
+    expect(anonymous.status).toBe(401);
+    const response = await request({ authorization: `Bearer ${key}` });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ data: { apiVersion: '1' } });
   });

@@ -1,16 +1,17 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
+import { makeKeys } from '../helpers/api.js';
 import { lastLine, runNpm, startServer } from '../helpers/processes.js';
 
 /** Sends the start of a POST and holds the rest back, so the request stays in flight. */
-function halfSentRequest(url: string, body: string) {
+function halfSentRequest(url: string, key: string, body: string) {
   const { port } = new URL(url);
   const socket = net.connect(Number(port), '127.0.0.1');
   let response = '';
   socket.on('data', (chunk) => (response += chunk.toString()));
   const done = new Promise<string>((resolve) => socket.on('close', () => resolve(response)));
-  const head = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  const head = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAuthorization: Bearer ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
   const sent = new Promise<void>((resolve) => socket.write(head + body.slice(0, 10), () => resolve()));
   return { sent, finish: () => socket.end(body.slice(10)), done };
 }
@@ -18,9 +19,10 @@ function halfSentRequest(url: string, body: string) {
 describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
   it('on SIGTERM stops accepting, finishes the request in flight, closes the database and exits 0', async () => {
     const db = await freshDatabase(kind);
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const server = await startServer(db.env);
     try {
-      const inFlight = halfSentRequest(server.url, JSON.stringify({ query: '{ apiVersion }' }));
+      const inFlight = halfSentRequest(server.url, key!, JSON.stringify({ query: '{ apiVersion }' }));
       await inFlight.sent;
       await new Promise((r) => setTimeout(r, 200));
       server.process.kill('SIGTERM');
