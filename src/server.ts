@@ -2,6 +2,7 @@
 // Every API request, GraphQL or REST, passes the same steps: request id -> authentication
 // -> the GraphQL pipeline (scopes, validation, tenant-scoped execution). REST requests are
 // route-table rows that run a GraphQL operation through that same pipeline.
+import type { IncomingMessage } from 'node:http';
 import { createServerAdapter } from '@whatwg-node/server';
 import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
@@ -19,6 +20,7 @@ import type { Logger } from './logger.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
 import { schema } from './schema/index.js';
+import { createAccountPages } from './web/account.js';
 
 export interface AppDeps {
   db: Database;
@@ -53,6 +55,7 @@ function wantsGraphiQL(request: Request): boolean {
 export function createApp({ db, log }: AppDeps) {
   const authenticator = createAuthenticator(db.prisma, log);
   const tenants = tenantClients(db.prisma);
+  const accountPages = createAccountPages(db.prisma, log);
 
   const yoga = createYoga<ServerContext, Context>({
     schema,
@@ -87,7 +90,7 @@ export function createApp({ db, log }: AppDeps) {
     return ((error.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {});
   }
 
-  async function route(request: Request, requestId: string): Promise<Response> {
+  async function route(request: Request, requestId: string, clientAddress: string): Promise<Response> {
     const url = new URL(request.url);
     const { pathname } = url;
     if (pathname === '/healthz') return Response.json({ status: 'ok' });
@@ -109,6 +112,9 @@ export function createApp({ db, log }: AppDeps) {
       }
       return yoga.fetch(request, { requestId, auth });
     }
+
+    const page = await accountPages(request, pathname, clientAddress);
+    if (page) return page;
 
     const match = matchRest(request.method, pathname);
     if (match.kind === 'not-found') {
@@ -140,12 +146,12 @@ export function createApp({ db, log }: AppDeps) {
     return handleRest(match.route, request, url, match.base, match.id, execute, requestId);
   }
 
-  return createServerAdapter(async (request: Request) => {
+  return createServerAdapter<{ req?: IncomingMessage }>(async (request, serverContext) => {
     const started = performance.now();
     const requestId = requestIdFor(request);
     let response: Response;
     try {
-      response = await route(request, requestId);
+      response = await route(request, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown');
     } catch (error) {
       log.error('unhandled error', { request_id: requestId, err: { message: (error as Error).message, stack: (error as Error).stack } });
       response = problemResponse({ status: 500, code: 'INTERNAL', detail: 'An internal error occurred.' }, requestId);

@@ -1,0 +1,205 @@
+// The account pages: log in, see and manage the organization's API keys, log out.
+// Every form post carries a CSRF token (the session's, or a login cookie's double submit).
+import { createApiKey } from '../auth/api-keys.js';
+import { verifyPassword } from '../auth/passwords.js';
+import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Logger } from '../logger.js';
+import { escape, layout } from './html.js';
+import { createLoginThrottle } from './login-throttle.js';
+import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, readCookies, sameSecret, SESSION_COOKIE, startSession, token, type SessionUser } from './sessions.js';
+
+// Verifying against a real hash when the e-mail is unknown keeps the timing the same.
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+const MAX_FORM_BYTES = 16 * 1024;
+
+function html(body: string, init: { status?: number; headers?: Record<string, string> } = {}): Response {
+  return new Response(body, {
+    status: init.status ?? 200,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      ...init.headers,
+    },
+  });
+}
+
+function redirect(location: string, headers: Record<string, string> = {}): Response {
+  return new Response(null, { status: 303, headers: { location, ...headers } });
+}
+
+async function readForm(request: Request): Promise<URLSearchParams | null> {
+  if (!(request.headers.get('content-type') ?? '').startsWith('application/x-www-form-urlencoded')) return null;
+  const text = await request.text();
+  return text.length > MAX_FORM_BYTES ? null : new URLSearchParams(text);
+}
+
+function loginPage(csrf: string, error?: string): string {
+  return layout(
+    'Log in',
+    `${error ? `<p class="error" role="alert">${escape(error)}</p>` : ''}
+    <form method="post" action="/login">
+      <input type="hidden" name="csrf" value="${escape(csrf)}">
+      <label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required>
+      <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+      <p><button class="primary" type="submit">Log in</button></p>
+    </form>`,
+  );
+}
+
+function keyStatus(key: { revokedAt: Date | null; expiresAt: Date | null }): string {
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return 'expired';
+  return 'active';
+}
+
+const when = (date: Date | null) => (date ? `<time datetime="${date.toISOString()}">${date.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>` : '—');
+
+async function keysPage(prisma: PrismaClient, user: SessionUser, extra: { created?: { key: string; name: string }; error?: string } = {}): Promise<string> {
+  const [organization, keys] = await Promise.all([
+    prisma.organization.findUniqueOrThrow({ where: { id: user.organizationId } }),
+    prisma.apiKey.findMany({ where: { organizationId: user.organizationId }, orderBy: { createdAt: 'desc' } }),
+  ]);
+  const created = extra.created
+    ? `<section class="notice" aria-live="polite">
+        <p><strong>Key “${escape(extra.created.name)}” created.</strong> Copy it now: it is shown only once.</p>
+        <p><code class="secret" id="new-key">${escape(extra.created.key)}</code>
+        <button type="button" id="copy" onclick="navigator.clipboard.writeText(document.getElementById('new-key').textContent).then(() => { this.textContent = 'Copied'; })">Copy</button></p>
+      </section>`
+    : '';
+  const rows = keys
+    .map((k) => {
+      const status = keyStatus(k);
+      return `<tr>
+        <td>${escape(k.name)}</td><td><code>${escape(k.prefix)}…</code></td>
+        <td>${k.scopes.length === SCOPES.length ? 'all' : k.scopes.map(escape).join('<br>')}</td>
+        <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td>
+        <td class="status-${status}">${status}</td>
+        <td>${status === 'revoked' ? '' : `<form method="post" action="/settings/api-keys/${escape(k.id)}/revoke">
+          <input type="hidden" name="csrf" value="${escape(user.csrf)}">
+          <button class="danger" type="submit" aria-label="Revoke ${escape(k.name)}">Revoke</button></form>`}</td>
+      </tr>`;
+    })
+    .join('');
+  return layout(
+    `API keys · ${organization.name}`,
+    `${created}${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
+    <h2>Keys</h2>
+    ${keys.length === 0 ? '<p>No keys yet.</p>' : `<table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>Status</th><th></th></tr></thead><tbody>${rows}</tbody></table>`}
+    <h2>Create a key</h2>
+    <form method="post" action="/settings/api-keys">
+      <input type="hidden" name="csrf" value="${escape(user.csrf)}">
+      <label for="name">Name</label><input id="name" name="name" type="text" maxlength="100" required placeholder="e.g. Accounting sync">
+      <fieldset><legend>Scopes</legend>
+        <label><input type="checkbox" name="scope" value="all"> all</label>
+        ${SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}"> ${s}</label>`).join('')}
+      </fieldset>
+      <label for="expires">Expires (optional)</label><input id="expires" name="expires" type="date">
+      <p><button class="primary" type="submit">Create key</button></p>
+    </form>`,
+    user,
+  );
+}
+
+export function createAccountPages(prisma: PrismaClient, log: Logger) {
+  const perAccount = createLoginThrottle({ max: 10 });
+  const perAddress = createLoginThrottle({ max: 50 });
+
+  async function withUser(request: Request, then: (user: SessionUser) => Promise<Response>): Promise<Response> {
+    const user = await currentUser(prisma, request);
+    return user ? then(user) : redirect('/login');
+  }
+
+  async function checkedForm(request: Request, user: SessionUser): Promise<URLSearchParams | Response> {
+    const form = await readForm(request);
+    if (!form || !sameSecret(form.get('csrf') ?? undefined, user.csrf)) {
+      return html(layout('Refused', '<p class="error">The form was stale or not sent by this site. Go back, reload and try again.</p>'), { status: 403 });
+    }
+    return form;
+  }
+
+  return async function handle(request: Request, pathname: string, clientAddress: string): Promise<Response | null> {
+    const method = request.method;
+    if (pathname === '/login' && method === 'GET') {
+      const csrf = token();
+      return html(loginPage(csrf), { headers: { 'set-cookie': cookie(request, LOGIN_CSRF_COOKIE, csrf, 3600) } });
+    }
+    if (pathname === '/login' && method === 'POST') {
+      const form = await readForm(request);
+      const csrf = token();
+      const again = (error: string, status: number) =>
+        html(loginPage(csrf, error), { status, headers: { 'set-cookie': cookie(request, LOGIN_CSRF_COOKIE, csrf, 3600) } });
+      if (!form || !sameSecret(form.get('csrf') ?? undefined, readCookies(request)[LOGIN_CSRF_COOKIE])) {
+        return again('The form was stale. Please try again.', 403);
+      }
+      const email = (form.get('email') ?? '').trim().toLowerCase();
+      const throttleKeys = [`account:${email}`];
+      if (perAccount.blocked(throttleKeys) || perAddress.blocked([`address:${clientAddress}`])) {
+        return again('Too many failed attempts. Wait a few minutes and try again.', 429);
+      }
+      const user = email ? await prisma.user.findUnique({ where: { email } }) : null;
+      const valid = await verifyPassword(form.get('password') ?? '', user?.passwordHash ?? DUMMY_HASH);
+      if (!user || !valid) {
+        perAccount.fail(throttleKeys);
+        perAddress.fail([`address:${clientAddress}`]);
+        log.info('login failed', { address: clientAddress });
+        return again('Wrong e-mail or password.', 401);
+      }
+      const session = await startSession(prisma, user.id);
+      log.info('login', { user_id: user.id });
+      return redirect('/settings/api-keys', { 'set-cookie': cookie(request, SESSION_COOKIE, session.token, session.maxAge) });
+    }
+    if (pathname === '/logout' && method === 'POST') {
+      return withUser(request, async (user) => {
+        const form = await checkedForm(request, user);
+        if (form instanceof Response) return form;
+        await endSession(prisma, user.sessionId);
+        return redirect('/login', { 'set-cookie': cookie(request, SESSION_COOKIE, '', 0) });
+      });
+    }
+    if (pathname === '/settings/api-keys' && method === 'GET') {
+      return withUser(request, async (user) => html(await keysPage(prisma, user)));
+    }
+    if (pathname === '/settings/api-keys' && method === 'POST') {
+      return withUser(request, async (user) => {
+        const form = await checkedForm(request, user);
+        if (form instanceof Response) return form;
+        const name = (form.get('name') ?? '').trim();
+        const chosen = form.getAll('scope');
+        const scopes: Scope[] = chosen.includes('all') ? [...SCOPES] : chosen.filter(isScope);
+        const expires = form.get('expires') ?? '';
+        const expiresAt = expires ? new Date(`${expires}T23:59:59.999Z`) : null;
+        const error =
+          !name || name.length > 100
+            ? 'Give the key a name of at most 100 characters.'
+            : scopes.length === 0
+              ? 'Choose at least one scope.'
+              : expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= Date.now())
+                ? 'The expiry date must be in the future.'
+                : undefined;
+        if (error) return html(await keysPage(prisma, user, { error }), { status: 400 });
+        const { key, record } = await createApiKey(prisma, { organizationId: user.organizationId, name, scopes, expiresAt });
+        log.info('api key created', { user_id: user.userId, key_id: record.id, key_prefix: record.prefix });
+        return html(await keysPage(prisma, user, { created: { key, name } }), { status: 201 });
+      });
+    }
+    const revoke = /^\/settings\/api-keys\/([0-9a-f-]{36})\/revoke$/.exec(pathname);
+    if (revoke && method === 'POST') {
+      return withUser(request, async (user) => {
+        const form = await checkedForm(request, user);
+        if (form instanceof Response) return form;
+        // updateMany with the organization: another organization's key id changes nothing.
+        const { count } = await prisma.apiKey.updateMany({
+          where: { id: revoke[1], organizationId: user.organizationId, revokedAt: null },
+          data: { revokedAt: new Date() },
+        });
+        if (count > 0) log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
+        return redirect('/settings/api-keys');
+      });
+    }
+    if (pathname === '/' && method === 'GET') return redirect('/settings/api-keys');
+    return null;
+  };
+}

@@ -1,0 +1,67 @@
+// Browser sessions for the account pages: a random token in an HttpOnly, SameSite=Strict
+// cookie; the database keeps only its SHA-256 (so a leaked table opens no session), the
+// user, a CSRF token for the session's forms, and an expiry.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { PrismaClient } from '../generated/prisma/client.js';
+
+export const SESSION_COOKIE = 'crm_session';
+export const LOGIN_CSRF_COOKIE = 'crm_login_csrf';
+const SESSION_HOURS = 12;
+
+export function token(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function digest(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+export function sameSecret(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b) return false;
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export function readCookies(request: Request): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0) cookies[part.slice(0, at).trim()] = decodeURIComponent(part.slice(at + 1).trim());
+  }
+  return cookies;
+}
+
+/** Secure whenever the page is served over HTTPS (directly or behind a proxy that says so). */
+export function cookie(request: Request, name: string, value: string, maxAgeSeconds: number): string {
+  const https = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
+  return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${https ? '; Secure' : ''}`;
+}
+
+export interface SessionUser {
+  sessionId: string;
+  userId: string;
+  email: string;
+  organizationId: string;
+  csrf: string;
+}
+
+export async function startSession(prisma: PrismaClient, userId: string): Promise<{ token: string; maxAge: number }> {
+  const value = token();
+  await prisma.session.create({
+    data: { id: digest(value), userId, csrfToken: token(), expiresAt: new Date(Date.now() + SESSION_HOURS * 3_600_000) },
+  });
+  return { token: value, maxAge: SESSION_HOURS * 3600 };
+}
+
+export async function currentUser(prisma: PrismaClient, request: Request): Promise<SessionUser | null> {
+  const value = readCookies(request)[SESSION_COOKIE];
+  if (!value) return null;
+  const session = await prisma.session.findUnique({ where: { id: digest(value) }, include: { user: true } });
+  if (!session || session.expiresAt.getTime() <= Date.now()) return null;
+  return { sessionId: session.id, userId: session.userId, email: session.user.email, organizationId: session.user.organizationId, csrf: session.csrfToken };
+}
+
+export async function endSession(prisma: PrismaClient, sessionId: string): Promise<void> {
+  await prisma.session.deleteMany({ where: { id: sessionId } });
+}
