@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rest, startApi, type Api } from '../helpers/api.js';
+import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
+
+describe('GraphiQL for analysts', () => {
+  let api: Api;
+  let browser: Browser;
+  beforeAll(async () => {
+    api = await startApi('pglite', { analyst: { org: 'Acme' } });
+    await rest(api, api.keys.analyst!).post('/customers', { name: 'Grace Hopper', email: 'grace@navy.example' });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await api?.stop();
+  });
+
+  it('runs a query with the key in the headers editor and shows the data', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1600 } });
+    const blocked: string[] = [];
+    page.on('requestfailed', (request) => blocked.push(request.url()));
+    await page.goto(`${api.url}/graphql`);
+    await page.waitForSelector('.graphiql-container', { timeout: 30_000 });
+
+    // The headers tab comes pre-filled with a placeholder; replace it with the real key.
+    await page.getByRole('button', { name: /headers/i }).first().click();
+    const headers = page.locator('.graphiql-editor-tool .graphiql-editor').last();
+    await headers.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.type(`{"Authorization": "Bearer ${api.keys.analyst}"`);
+
+    await page.locator('.graphiql-execute-button').click();
+    const result = page.locator('.graphiql-response');
+    // The editor renders spaces as non-breaking ones.
+    const text = async () => (await result.textContent())?.replace(/\s+/g, ' ');
+    await expect.poll(text, { timeout: 20_000 }).toContain('"name": "Grace Hopper"');
+    await page.screenshot({ path: join(ARTIFACTS, 'graphiql.png') });
+    expect(blocked.filter((url) => !url.startsWith(api.url))).toEqual([]);
+  });
+});
