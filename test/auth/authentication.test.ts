@@ -92,6 +92,46 @@ describe.each(DB_KINDS)('API keys and scopes on %s', (kind) => {
     expect(response.body.errors[0].message).toContain('invoices:read');
   });
 
+  it.each([
+    ['{ customers { pagination { total } } }', 'customers:read'],
+    ['{ customer(id: "00000000-0000-4000-8000-000000000000") { id } }', 'customers:read'],
+    ['{ customerCount }', 'customers:read'],
+    ['{ jobs { pagination { total } } }', 'jobs:read'],
+    ['{ job(id: "00000000-0000-4000-8000-000000000000") { id } }', 'jobs:read'],
+    ['{ emails { pagination { total } } }', 'emails:read'],
+    ['{ email(id: "00000000-0000-4000-8000-000000000000") { id } }', 'emails:read'],
+    ['{ invoices { pagination { total } } }', 'invoices:read'],
+    ['{ invoice(id: "00000000-0000-4000-8000-000000000000") { id } }', 'invoices:read'],
+    ['{ invoiceSummary { count } }', 'invoices:read'],
+    ['{ estimates { pagination { total } } }', 'estimates:read'],
+    ['{ estimate(id: "00000000-0000-4000-8000-000000000000") { id } }', 'estimates:read'],
+    ['{ proposals { pagination { total } } }', 'proposals:read'],
+    ['{ proposal(id: "00000000-0000-4000-8000-000000000000") { id } }', 'proposals:read'],
+    ['mutation { createCustomer(input: { name: "x" }) { id } }', 'customers:write'],
+    ['mutation { createEmail(input: {}) { id } }', 'customers:write'],
+    ['mutation { createJob(input: {}) { id } }', 'jobs:write'],
+    ['mutation { startJob(id: "x") { id } }', 'jobs:write'],
+    ['mutation { completeJob(id: "x") { id } }', 'jobs:write'],
+    ['mutation { cancelJob(id: "x") { id } }', 'jobs:write'],
+    ['mutation { createInvoice(input: {}) { id } }', 'invoices:write'],
+    ['mutation { sendInvoice(id: "x") { id } }', 'invoices:write'],
+    ['mutation { markInvoicePaid(id: "x") { id } }', 'invoices:write'],
+    ['mutation { createEstimate(input: {}) { id } }', 'estimates:write'],
+    ['mutation { sendEstimate(id: "x") { id } }', 'estimates:write'],
+    ['mutation { acceptEstimate(id: "x") { id } }', 'estimates:write'],
+    ['mutation { declineEstimate(id: "x") { id } }', 'estimates:write'],
+    ['mutation { createProposal(input: {}) { id } }', 'proposals:write'],
+    ['mutation { sendProposal(id: "x") { id } }', 'proposals:write'],
+    ['mutation { acceptProposal(id: "x") { id } }', 'proposals:write'],
+    ['mutation { declineProposal(id: "x") { id } }', 'proposals:write'],
+  ])('GraphQL %s needs %s', async (query, scope) => {
+    const key = scope === 'customers:read' || scope === 'customers:write' ? api.keys.nothingRead! : api.keys.customersOnly!;
+    const holder = scope === 'customers:write' ? api.keys.customersOnly! : key;
+    const response = await call(`${api.url}/graphql`, { method: 'POST', key: holder, json: { query } });
+    expect(response.body.errors?.[0]?.extensions.code, JSON.stringify(response.body)).toBe('FORBIDDEN');
+    expect(response.body.errors[0].message).toContain(scope);
+  });
+
   it('a relation outside the scopes is FORBIDDEN too', async () => {
     const response = await call(`${api.url}/graphql`, {
       method: 'POST',
