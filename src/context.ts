@@ -1,4 +1,5 @@
 import type { Auth } from './auth/authenticate.js';
+import type { Admission } from './graphql/rate-units.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Logger } from './logger.js';
 
@@ -6,6 +7,7 @@ import type { Logger } from './logger.js';
 export interface Context {
   requestId: string;
   auth: Auth;
+  admission: Admission;
   /** Bound to `auth.organizationId` (see db/tenant.ts). */
   prisma: PrismaClient;
   log: Logger;

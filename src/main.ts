@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { migrate } from './db/migrator.js';
 import { createLogger, errorFields } from './logger.js';
+import { createRateLimiter } from './rate-limit.js';
 import { createApp } from './server.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -30,7 +31,13 @@ try {
   process.exit(1);
 }
 
-const server = createServer(createApp({ db, log }));
+const rateLimiter = createRateLimiter({
+  max: config.rateLimitMax,
+  windowSeconds: config.rateLimitWindowSeconds,
+  redisUrl: config.redisUrl,
+  log,
+});
+const server = createServer(createApp({ db, log, rateLimiter }));
 server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -52,6 +59,7 @@ async function shutdown(signal: string) {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   await closed;
+  await rateLimiter.close();
   try {
     await db!.close();
   } catch (error) {

@@ -1,22 +1,25 @@
 // The HTTP surface: one fetch-API handler (so tests can call it without a socket).
 // Every API request, GraphQL or REST, passes the same steps: request id -> authentication
-// -> the GraphQL pipeline (scopes, validation, tenant-scoped execution). REST requests are
-// route-table rows that run a GraphQL operation through that same pipeline.
+// -> rate limit -> the GraphQL pipeline (query bounds, scopes, validation, tenant-scoped
+// execution). REST requests are route-table rows that run a GraphQL operation through
+// that same pipeline.
 import type { IncomingMessage } from 'node:http';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createServerAdapter } from '@whatwg-node/server';
 import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
-import { statusOf } from './errors.js';
+import { apiError, statusOf } from './errors.js';
 import { safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
+import { useRootFieldUnits, type Admission } from './graphql/rate-units.js';
 import { problemResponse } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Logger } from './logger.js';
+import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
 import { schema } from './schema/index.js';
@@ -25,6 +28,7 @@ import { createAccountPages } from './web/account.js';
 export interface AppDeps {
   db: Database;
   log: Logger;
+  rateLimiter: RateLimiter;
 }
 
 const GRAPHIQL_EXAMPLE = `# Put your API key in the Headers tab below, then run this query.
@@ -44,7 +48,7 @@ query NewestCustomers {
 interface ServerContext {
   requestId: string;
   /** Null only for the GraphiQL page, which executes nothing. */
-  auth: Auth | null;
+  admission: Admission | null;
 }
 
 /** A browser asking for the GraphiQL page rather than running an operation. */
@@ -52,7 +56,11 @@ function wantsGraphiQL(request: Request): boolean {
   return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
-export function createApp({ db, log }: AppDeps) {
+function errorHeaders(error: GraphQLError): Record<string, string> {
+  return (error.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
+}
+
+export function createApp({ db, log, rateLimiter }: AppDeps) {
   const authenticator = createAuthenticator(db.prisma, log);
   const tenants = tenantClients(db.prisma);
   const accountPages = createAccountPages(db.prisma, log);
@@ -69,25 +77,41 @@ export function createApp({ db, log }: AppDeps) {
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
       defaultQuery: GRAPHIQL_EXAMPLE,
     },
-    plugins: [useQueryBounds(), useErrorPolicy(log)],
+    plugins: [useQueryBounds(), useRootFieldUnits(rateLimiter), useErrorPolicy(log)],
+    // Errors outside execution come through here.
     maskedErrors: { maskError: (error) => safeError(error, log) },
-    context: ({ requestId, auth }) => {
-      if (!auth) throw safeError(new Error('operation without authentication'), log, requestId);
-      return { requestId, auth, prisma: tenants(auth.organizationId), log };
+    context: ({ requestId, admission }) => {
+      if (!admission) throw safeError(new Error('operation without authentication'), log, requestId);
+      const { auth } = admission;
+      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log };
     },
   });
 
-  /** The caller's key, or the error to answer with (401, or 503 when the database is down). */
-  async function authenticate(request: Request, requestId: string): Promise<Auth | GraphQLError> {
+  /**
+   * Authentication and the rate limit, for both surfaces. Requests without a valid key are
+   * bounded per client address, and refused before any database lookup once over it.
+   */
+  async function admit(request: Request, requestId: string, clientAddress: string): Promise<Admission | GraphQLError> {
+    const address = `address:${clientAddress}`;
     try {
-      return await authenticator(request.headers.get('authorization'));
+      const anonymous = await rateLimiter.peek(address);
+      if (anonymous.limited) return apiError('RATE_LIMITED', 'Too many requests without a valid API key from this address.', { headers: rateLimitHeaders(anonymous) });
+      let auth: Auth;
+      try {
+        auth = await authenticator(request.headers.get('authorization'));
+      } catch (error) {
+        await rateLimiter.consume(address);
+        return safeError(error, log, requestId);
+      }
+      const rate = await rateLimiter.consume(`key:${auth.keyId}`);
+      const admission: Admission = { auth, rate };
+      if (rate.limited) {
+        return apiError('RATE_LIMITED', `Rate limit of ${rate.limit} requests per window exceeded; retry in ${rate.resetSeconds} s.`, { headers: rateLimitHeaders(rate) });
+      }
+      return admission;
     } catch (error) {
       return safeError(error, log, requestId);
     }
-  }
-
-  function errorHeaders(error: GraphQLError): Record<string, string> {
-    return ((error.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {});
   }
 
   async function route(request: Request, requestId: string, clientAddress: string): Promise<Response> {
@@ -105,12 +129,12 @@ export function createApp({ db, log }: AppDeps) {
     }
 
     if (pathname === '/graphql') {
-      if (wantsGraphiQL(request)) return yoga.fetch(request, { requestId, auth: null });
-      const auth = await authenticate(request, requestId);
-      if (auth instanceof GraphQLError) {
-        return Response.json({ errors: [auth.toJSON()] }, { status: statusOf(auth.extensions.code), headers: errorHeaders(auth) });
+      if (wantsGraphiQL(request)) return yoga.fetch(request, { requestId, admission: null });
+      const admission = await admit(request, requestId, clientAddress);
+      if (admission instanceof GraphQLError) {
+        return Response.json({ errors: [admission.toJSON()] }, { status: statusOf(admission.extensions.code), headers: errorHeaders(admission) });
       }
-      return yoga.fetch(request, { requestId, auth });
+      return withRateHeaders(await yoga.fetch(request, { requestId, admission }), admission);
     }
 
     const page = await accountPages(request, pathname, clientAddress);
@@ -127,23 +151,23 @@ export function createApp({ db, log }: AppDeps) {
       );
     }
     if (match.kind === 'document') return match.respond();
-    const auth = await authenticate(request, requestId);
-    if (auth instanceof GraphQLError) {
+    const admission = await admit(request, requestId, clientAddress);
+    if (admission instanceof GraphQLError) {
       return problemResponse(
-        { status: statusOf(auth.extensions.code), code: String(auth.extensions.code), detail: auth.message, headers: errorHeaders(auth) },
+        { status: statusOf(admission.extensions.code), code: String(admission.extensions.code), detail: admission.message, headers: errorHeaders(admission) },
         requestId,
       );
     }
-    const execute = (_request: Request, document: string, variables: Record<string, unknown>) =>
+    const execute = (document: string, variables: Record<string, unknown>) =>
       yoga.fetch(
         new Request('http://rest.internal/graphql', {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json' },
           body: JSON.stringify({ query: document, variables }),
         }),
-        { requestId, auth },
+        { requestId, admission },
       );
-    return handleRest(match.route, request, url, match.base, match.id, execute, requestId);
+    return withRateHeaders(await handleRest(match.route, request, url, match.base, match.id, execute, requestId), admission);
   }
 
   return createServerAdapter<{ req?: IncomingMessage }>(async (request, serverContext) => {
@@ -166,4 +190,10 @@ export function createApp({ db, log }: AppDeps) {
     });
     return response;
   });
+}
+
+/** Every authenticated response says where its key stands (the latest count, after any extra units). */
+function withRateHeaders(response: Response, admission: Admission): Response {
+  for (const [name, value] of Object.entries(rateLimitHeaders(admission.rate))) response.headers.set(name, value);
+  return response;
 }

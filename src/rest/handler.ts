@@ -14,7 +14,7 @@ const MAX_INT = 2_147_483_647;
 /** Response headers of the GraphQL pipeline that REST passes on. */
 const PASSED_HEADERS = ['www-authenticate', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
 
-export type Execute = (request: Request, document: string, variables: Record<string, unknown>) => Response | Promise<Response>;
+export type Execute = (document: string, variables: Record<string, unknown>) => Response | Promise<Response>;
 
 class ProblemError extends Error {
   constructor(readonly problem: Problem) {
@@ -106,7 +106,7 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       const name = [...url.searchParams.keys()][0]!;
       throw badRequest(`Unknown query parameter ${name}.`, [{ param: name, message: 'is not a parameter of this endpoint' }]);
     }
-    const graphqlResponse = await execute(request, route.document, variables);
+    const graphqlResponse = await execute(route.document, variables);
     const result = (await graphqlResponse.json()) as GraphQLBody;
     const error = result.errors?.[0];
     const data = result.data?.result;

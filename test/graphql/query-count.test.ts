@@ -6,6 +6,7 @@ import { SCOPES } from '../../src/auth/scopes.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
+import { createRateLimiter } from '../../src/rate-limit.js';
 import { createApp } from '../../src/server.js';
 import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
 
@@ -35,7 +36,8 @@ describe('nested GraphQL selections', () => {
     await migrate(db.sql);
     const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });
     key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] })).key;
-    app = createApp({ db, log: createLogger('silent') });
+    const log = createLogger('silent');
+    app = createApp({ db, log, rateLimiter: createRateLimiter({ max: 100_000, windowSeconds: 60, log }) });
     for (let i = 0; i < 40; i++) {
       const { createCustomer } = await graphql('mutation($i: CreateCustomerInput!) { createCustomer(input: $i) { id } }', { i: { name: `C${i}` } });
       for (let j = 0; j < 2; j++) {

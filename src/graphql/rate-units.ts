@@ -1,0 +1,37 @@
+// How a GraphQL request counts against its key's rate limit: one unit per root field (the
+// first was counted when the request was admitted), so aliasing many root fields into one
+// request cannot multiply a key's allowance. A REST request runs one root field: one unit.
+import { Kind, type DefinitionNode, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Auth } from '../auth/authenticate.js';
+import { apiError } from '../errors.js';
+import { rateLimitHeaders, type RateLimiter, type RateState } from '../rate-limit.js';
+
+export interface Admission {
+  auth: Auth;
+  /** The key's latest standing; updated when an operation is charged extra units. */
+  rate: RateState;
+}
+
+export function useRootFieldUnits(rateLimiter: RateLimiter): Plugin<{ admission: Admission }> {
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const admission = (args.contextValue as { admission: Admission }).admission;
+      const operation = (args.document as DocumentNode).definitions.find(
+        (d: DefinitionNode): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && (!args.operationName || d.name?.value === args.operationName),
+      );
+      const extra = (operation?.selectionSet.selections.length ?? 1) - 1;
+      if (extra <= 0) return;
+      admission.rate = await rateLimiter.consume(`key:${admission.auth.keyId}`, extra);
+      if (admission.rate.limited) {
+        setResultAndStopExecution({
+          errors: [
+            apiError('RATE_LIMITED', `Rate limit of ${admission.rate.limit} requests per window exceeded (this operation counts ${extra + 1}).`, {
+              headers: rateLimitHeaders(admission.rate),
+            }),
+          ],
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,98 @@
+// Rate limiting, in one place, for REST and GraphQL alike: a sliding window per API key
+// (and, for requests without a valid key, per client address), counted by
+// graphql-rate-limit in memory or, with REDIS_URL, in Redis so every instance shares it.
+// When Redis is unreachable the limiter falls back to this instance's memory (logged),
+// and returns to Redis as soon as it answers again.
+import type { GraphQLResolveInfo } from 'graphql';
+import { getGraphQLRateLimiter, InMemoryStore, RedisStore, type Store } from 'graphql-rate-limit';
+import { Redis } from 'ioredis';
+import type { Logger } from './logger.js';
+
+export interface RateState {
+  limit: number;
+  remaining: number;
+  /** Seconds until the window has room again. */
+  resetSeconds: number;
+  limited: boolean;
+}
+
+export interface RateLimiter {
+  /** Counts `units` against `identity` and tells where it stands. */
+  consume(identity: string, units?: number): Promise<RateState>;
+  /** Where `identity` stands, without counting anything. */
+  peek(identity: string): Promise<RateState>;
+  close(): Promise<void>;
+}
+
+export interface RateLimitOptions {
+  max: number;
+  windowSeconds: number;
+  redisUrl?: string;
+  log: Logger;
+}
+
+const FIELD = 'requests';
+
+function limiterOn(store: Store) {
+  return getGraphQLRateLimiter({ identifyContext: (ctx: { identity: string }) => ctx.identity, store });
+}
+
+export function createRateLimiter({ max, windowSeconds, redisUrl, log }: RateLimitOptions): RateLimiter {
+  const windowMs = windowSeconds * 1000;
+  const memory = new InMemoryStore();
+  const redis = redisUrl
+    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectTimeout: 2000, lazyConnect: false })
+    : undefined;
+  redis?.on('error', () => undefined); // reported below, once per outage
+  const stores: Store[] = redis ? [new RedisStore(redis), memory] : [memory];
+  const limiters = stores.map(limiterOn);
+  let degraded = false;
+
+  async function run(identity: string, units: number, readOnly: boolean): Promise<RateState> {
+    for (let i = 0; i < stores.length; i++) {
+      try {
+        const message = await limiters[i]!(
+          { parent: undefined, args: { units: new Array(units) }, context: { identity }, info: { fieldName: FIELD } as GraphQLResolveInfo },
+          { max, window: `${windowSeconds}s`, arrayLengthField: 'units', readOnly, uncountRejected: true },
+        );
+        const now = Date.now();
+        const recent = (await stores[i]!.getForIdentity({ contextIdentity: identity, fieldIdentity: FIELD })).filter((t) => t + windowMs > now);
+        if (i === 0 && degraded) {
+          degraded = false;
+          log.warn('rate limits are shared through Redis again');
+        }
+        const oldest = recent.length > 0 ? Math.min(...recent) : now;
+        return {
+          limit: max,
+          remaining: Math.max(0, max - recent.length),
+          resetSeconds: recent.length > 0 ? Math.max(1, Math.ceil((oldest + windowMs - now) / 1000)) : windowSeconds,
+          limited: message !== undefined || (readOnly && recent.length >= max),
+        };
+      } catch (error) {
+        if (i === stores.length - 1) throw error;
+        if (!degraded) {
+          degraded = true;
+          log.warn('Redis is unreachable: counting rate limits in this instance\'s memory until it returns', { error: (error as Error).message });
+        }
+      }
+    }
+    throw new Error('unreachable');
+  }
+
+  return {
+    consume: (identity, units = 1) => run(identity, units, false),
+    peek: (identity) => run(identity, 0, true),
+    async close() {
+      redis?.disconnect();
+    },
+  };
+}
+
+export function rateLimitHeaders(state: RateState): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(state.limit),
+    'RateLimit-Remaining': String(state.remaining),
+    'RateLimit-Reset': String(state.resetSeconds),
+    ...(state.limited ? { 'Retry-After': String(state.resetSeconds) } : {}),
+  };
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, makeKeys, startApi, type Api } from '../helpers/api.js';
+import { freshDatabase } from '../helpers/databases.js';
+import { startServer } from '../helpers/processes.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
+
+const REDIS = { host: '127.0.0.1', port: 6379 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const graphql = (url: string, key: string, query = '{ customerCount }') => call(`${url}/graphql`, { method: 'POST', key, json: { query } });
+
+describe('rate limits in one instance (memory)', () => {
+  let api: Api;
+  beforeAll(async () => {
+    api = await startApi('pglite', { a: { org: 'Acme' }, b: { org: 'Acme' }, c: { org: 'Acme' }, d: { org: 'Acme' } }, { RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_SECONDS: '3' });
+  });
+  afterAll(() => api.stop());
+
+  it('counts down in headers, refuses the 6th request with 429 and Retry-After, and resets after the window', async () => {
+    for (let i = 1; i <= 5; i++) {
+      const response = await call(`${api.url}/v1/customers`, { key: api.keys.a });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('ratelimit-limit')).toBe('5');
+      expect(response.headers.get('ratelimit-remaining')).toBe(String(5 - i));
+      expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+      expect(Number(response.headers.get('ratelimit-reset'))).toBeLessThanOrEqual(3);
+    }
+    const refused = await call(`${api.url}/v1/customers`, { key: api.keys.a });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(refused.body).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(3);
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+
+    await sleep(retryAfter * 1000 + 100);
+    expect((await call(`${api.url}/v1/customers`, { key: api.keys.a })).status).toBe(200);
+  });
+
+  it('two keys do not share an allowance', async () => {
+    for (let i = 0; i < 5; i++) await call(`${api.url}/v1/customers`, { key: api.keys.b });
+    expect((await call(`${api.url}/v1/customers`, { key: api.keys.b })).status).toBe(429);
+    expect((await call(`${api.url}/v1/customers`, { key: api.keys.c })).status).toBe(200);
+  });
+
+  it('REST and GraphQL draw from one allowance, and GraphQL answers RATE_LIMITED with 429', async () => {
+    for (let i = 0; i < 3; i++) expect((await call(`${api.url}/v1/jobs`, { key: api.keys.d })).status).toBe(200);
+    const graph = await graphql(api.url, api.keys.d!);
+    expect(graph.headers.get('ratelimit-remaining')).toBe('1');
+    // Two root fields count two units: one left, so this operation is refused.
+    const twoFields = await graphql(api.url, api.keys.d!, '{ a: customerCount b: customerCount }');
+    expect(twoFields.status).toBe(429);
+    expect(twoFields.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    expect(twoFields.headers.get('retry-after')).toBeTruthy();
+  });
+});
+
+describe('requests without a valid key', () => {
+  it('are bounded per client address, before any key lookup', async () => {
+    const api = await startApi('pglite', { good: { org: 'Acme' } }, { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_SECONDS: '60' });
+    try {
+      for (let i = 0; i < 4; i++) expect((await call(`${api.url}/v1/customers`, { key: `svc_live_${'x'.repeat(32)}` })).status).toBe(401);
+      const flood = await call(`${api.url}/v1/customers`, { key: `svc_live_${'y'.repeat(32)}` });
+      expect(flood.status).toBe(429);
+      expect(flood.body.code).toBe('RATE_LIMITED');
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
+describe('rate limits shared through Redis', () => {
+  it('two server processes share one allowance, and survive Redis going away', async () => {
+    const db = await freshDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const proxy = await startTcpProxy(REDIS.host, REDIS.port);
+    const env = { ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '6', RATE_LIMIT_WINDOW_SECONDS: '60' };
+    const [one, two] = await Promise.all([startServer(env), startServer(env)]);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) statuses.push((await call(`${(i % 2 ? one : two).url}/v1/customers`, { key })).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+      expect((await call(`${one.url}/v1/customers`, { key })).status).toBe(429);
+      expect((await call(`${two.url}/graphql`, { method: 'POST', key, json: { query: '{ customerCount }' } })).status).toBe(429);
+
+      // Redis goes away: the API keeps serving, counting in each instance's memory.
+      proxy.cut();
+      const during = await call(`${one.url}/v1/customers`, { key });
+      expect(during.status).toBe(200);
+      expect(during.headers.get('ratelimit-limit')).toBe('6');
+      await expect.poll(() => one.output()).toContain('Redis is unreachable');
+
+      // Redis returns: the shared count (still over the limit) applies again.
+      proxy.restore();
+      await expect.poll(async () => (await call(`${one.url}/v1/customers`, { key })).status, { timeout: 10_000, interval: 300 }).toBe(429);
+      expect(one.output()).toContain('shared through Redis again');
+    } finally {
+      await one.stop();
+      await two.stop();
+      await proxy.close();
+      await db.drop();
+    }
+  });
+});
