@@ -18,7 +18,7 @@ import { useQueryBounds } from './graphql/query-bounds.js';
 import { useRootFieldUnits, type Admission } from './graphql/rate-units.js';
 import { problemResponse } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
-import type { Logger } from './logger.js';
+import type { Fields, Logger } from './logger.js';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
@@ -91,7 +91,7 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
    * Authentication and the rate limit, for both surfaces. Requests without a valid key are
    * bounded per client address, and refused before any database lookup once over it.
    */
-  async function admit(request: Request, requestId: string, clientAddress: string): Promise<Admission | GraphQLError> {
+  async function admit(request: Request, requestId: string, clientAddress: string, logFields: Fields): Promise<Admission | GraphQLError> {
     const address = `address:${clientAddress}`;
     try {
       const anonymous = await rateLimiter.peek(address);
@@ -103,6 +103,8 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
         await rateLimiter.consume(address);
         return safeError(error, log, requestId);
       }
+      logFields.organization_id = auth.organizationId;
+      logFields.key_prefix = auth.keyPrefix;
       const rate = await rateLimiter.consume(`key:${auth.keyId}`);
       const admission: Admission = { auth, rate };
       if (rate.limited) {
@@ -114,7 +116,7 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
     }
   }
 
-  async function route(request: Request, requestId: string, clientAddress: string): Promise<Response> {
+  async function route(request: Request, requestId: string, clientAddress: string, logFields: Fields): Promise<Response> {
     const url = new URL(request.url);
     const { pathname } = url;
     if (pathname === '/healthz') return Response.json({ status: 'ok' });
@@ -130,7 +132,7 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
 
     if (pathname === '/graphql') {
       if (wantsGraphiQL(request)) return yoga.fetch(request, { requestId, admission: null });
-      const admission = await admit(request, requestId, clientAddress);
+      const admission = await admit(request, requestId, clientAddress, logFields);
       if (admission instanceof GraphQLError) {
         return Response.json({ errors: [admission.toJSON()] }, { status: statusOf(admission.extensions.code), headers: errorHeaders(admission) });
       }
@@ -151,7 +153,8 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
       );
     }
     if (match.kind === 'document') return match.respond();
-    const admission = await admit(request, requestId, clientAddress);
+    logFields.route = `${match.route.method} ${match.route.path}`;
+    const admission = await admit(request, requestId, clientAddress, logFields);
     if (admission instanceof GraphQLError) {
       return problemResponse(
         { status: statusOf(admission.extensions.code), code: String(admission.extensions.code), detail: admission.message, headers: errorHeaders(admission) },
@@ -173,9 +176,10 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
   return createServerAdapter<{ req?: IncomingMessage }>(async (request, serverContext) => {
     const started = performance.now();
     const requestId = requestIdFor(request);
+    const logFields: Fields = {};
     let response: Response;
     try {
-      response = await route(request, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown');
+      response = await route(request, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown', logFields);
     } catch (error) {
       log.error('unhandled error', { request_id: requestId, err: { message: (error as Error).message, stack: (error as Error).stack } });
       response = problemResponse({ status: 500, code: 'INTERNAL', detail: 'An internal error occurred.' }, requestId);
@@ -185,6 +189,7 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
       request_id: requestId,
       method: request.method,
       path: new URL(request.url).pathname,
+      ...logFields,
       status: response.status,
       duration_ms: Math.round(performance.now() - started),
     });

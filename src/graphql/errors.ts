@@ -8,12 +8,15 @@ import { apiError, ERROR_STATUS } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 const UNREACHABLE =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Timed out fetching a new connection/i;
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Server has closed the connection|Timed out fetching a new connection/i;
+// Prisma's codes for: can't reach, timed out, server closed the connection, pool timeout.
+const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 
 export function isDatabaseUnreachable(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; current && depth < 5; depth++) {
     const e = current as { message?: unknown; code?: unknown; kind?: unknown; cause?: unknown };
+    if (UNREACHABLE_CODES.has(String(e.code))) return true;
     if (UNREACHABLE.test(`${String(e.message ?? '')} ${String(e.code ?? '')} ${String(e.kind ?? '')}`)) return true;
     current = e.cause;
   }

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { call, makeKeys } from '../helpers/api.js';
+import { freshDatabase, POSTGRES_ADMIN_URL } from '../helpers/databases.js';
+import { startServer } from '../helpers/processes.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
+
+describe('a database outage', () => {
+  it('answers 503 with Retry-After while PostgreSQL is unreachable, and recovers by itself', async () => {
+    const db = await freshDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const target = new URL(POSTGRES_ADMIN_URL);
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    const url = new URL(db.env.DATABASE_URL!);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const server = await startServer({ DATABASE_URL: url.toString() });
+    try {
+      expect((await call(`${server.url}/v1/customers`, { key })).status).toBe(200);
+      const created = await call(`${server.url}/v1/customers`, { method: 'POST', key, json: { name: 'Before the outage' } });
+      expect(created.status).toBe(201);
+
+      for (let outage = 1; outage <= 2; outage++) {
+        proxy.cut();
+        const list = await call(`${server.url}/v1/customers`, { key });
+        expect(list.status, JSON.stringify(list.body)).toBe(503);
+        expect(list.headers.get('content-type')).toBe('application/problem+json');
+        expect(list.headers.get('retry-after')).toBe('5');
+        expect(list.body).toMatchObject({ status: 503, code: 'UNAVAILABLE' });
+        expect(JSON.stringify(list.body)).not.toMatch(/ECONN|terminated|postgres|SELECT/i);
+
+        const create = await call(`${server.url}/v1/customers`, { method: 'POST', key, json: { name: 'During the outage' } });
+        expect(create.status).toBe(503);
+        const graph = await call(`${server.url}/graphql`, { method: 'POST', key, json: { query: '{ customerCount }' } });
+        expect(graph.status).toBe(503);
+        expect(graph.body.errors[0].extensions.code).toBe('UNAVAILABLE');
+        expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+        expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+
+        proxy.restore();
+        await expect.poll(async () => (await call(`${server.url}/v1/customers`, { key })).status, { timeout: 10_000, interval: 200 }).toBe(200);
+        expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      }
+      const after = await call(`${server.url}/v1/customers`, { key });
+      expect(after.body.data.map((c: { name: string }) => c.name)).toEqual(['Before the outage']);
+      expect(server.output()).not.toContain('"level":"error"');
+    } finally {
+      await server.stop();
+      await proxy.close();
+      await db.drop();
+    }
+  });
+});
