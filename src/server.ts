@@ -16,11 +16,12 @@ import { apiError, statusOf } from './errors.js';
 import { safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
 import { useRootFieldUnits, type Admission } from './graphql/rate-units.js';
+import { createIdempotency, fingerprint, IDEMPOTENCY_HEADER, idempotencyKeyError, type IdempotencyRefusal } from './http/idempotency.js';
 import { problemResponse } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Fields, Logger } from './logger.js';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
-import { handleRest } from './rest/handler.js';
+import { handleRest, ProblemError, readBody } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
 import { schema } from './schema/index.js';
 import { createAccountPages } from './web/account.js';
@@ -64,6 +65,7 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
   const authenticator = createAuthenticator(db.prisma, log);
   const tenants = tenantClients(db.prisma);
   const accountPages = createAccountPages(db.prisma, log);
+  const once = createIdempotency(db.prisma);
 
   const yoga = createYoga<ServerContext, Context>({
     schema,
@@ -116,6 +118,31 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
     }
   }
 
+  /** Runs a create once per Idempotency-Key (see http/idempotency.ts); without the header, just runs it. */
+  async function idempotent(
+    request: Request,
+    requestId: string,
+    admission: Admission,
+    path: string,
+    run: (request: Request) => Promise<Response>,
+    refuse: (refusal: IdempotencyRefusal) => Response,
+  ): Promise<Response> {
+    const key = request.headers.get(IDEMPOTENCY_HEADER);
+    if (key === null || request.method !== 'POST') return run(request);
+    const invalid = idempotencyKeyError(key);
+    if (invalid) return refuse(invalid);
+    let body: string;
+    try {
+      body = await readBody(request);
+    } catch (error) {
+      if (error instanceof ProblemError) return problemResponse(error.problem, requestId);
+      throw error;
+    }
+    const replayable = new Request(request.url, { method: request.method, headers: request.headers, body });
+    const result = await once(admission.auth.organizationId, key, fingerprint(request.method, path, body), () => run(replayable));
+    return result instanceof Response ? result : refuse(result);
+  }
+
   async function route(request: Request, requestId: string, clientAddress: string, logFields: Fields): Promise<Response> {
     const url = new URL(request.url);
     const { pathname } = url;
@@ -136,7 +163,14 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
       if (admission instanceof GraphQLError) {
         return Response.json({ errors: [admission.toJSON()] }, { status: statusOf(admission.extensions.code), headers: errorHeaders(admission) });
       }
-      return withRateHeaders(await yoga.fetch(request, { requestId, admission }), admission);
+      const run = async (req: Request) => yoga.fetch(req, { requestId, admission });
+      const response = await idempotent(request, requestId, admission, '/graphql', run, (refusal) =>
+        Response.json(
+          { errors: [{ message: refusal.detail, extensions: { code: refusal.status === 409 ? 'CONFLICT' : 'BAD_REQUEST', ...(refusal.errors ? { errors: refusal.errors } : {}) } }] },
+          { status: refusal.status },
+        ),
+      );
+      return withRateHeaders(response, admission);
     }
 
     const page = await accountPages(request, pathname, clientAddress);
@@ -170,7 +204,14 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
         }),
         { requestId, admission },
       );
-    return withRateHeaders(await handleRest(match.route, request, url, match.base, match.id, execute, requestId), admission);
+    const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
+    const response =
+      match.route.kind === 'create'
+        ? await idempotent(request, requestId, admission, match.route.path, run, (refusal) =>
+            problemResponse({ status: refusal.status, code: refusal.status === 409 ? 'CONFLICT' : 'BAD_REQUEST', detail: refusal.detail, errors: refusal.errors }, requestId),
+          )
+        : await run(request);
+    return withRateHeaders(response, admission);
   }
 
   return createServerAdapter<{ req?: IncomingMessage }>(async (request, serverContext) => {

@@ -16,7 +16,7 @@ const PASSED_HEADERS = ['www-authenticate', 'retry-after', 'ratelimit-limit', 'r
 
 export type Execute = (document: string, variables: Record<string, unknown>) => Response | Promise<Response>;
 
-class ProblemError extends Error {
+export class ProblemError extends Error {
   constructor(readonly problem: Problem) {
     super(problem.detail);
   }
@@ -57,7 +57,8 @@ function queryVariables(url: URL, params: QueryParam[]): Record<string, unknown>
   return variables;
 }
 
-async function readBody(request: Request): Promise<string> {
+/** The body as text, refusing (413) more than MAX_BODY_BYTES however it is sent. */
+export async function readBody(request: Request): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   const tooLarge = new ProblemError({ status: 413, code: 'PAYLOAD_TOO_LARGE', detail: `The body must be at most ${MAX_BODY_BYTES} bytes.` });
   if (declared > MAX_BODY_BYTES) throw tooLarge;
