@@ -37,14 +37,14 @@ const rateLimiter = createRateLimiter({
   redisUrl: config.redisUrl,
   log,
 });
-const server = createServer(createApp({ db, log, rateLimiter }));
+let stopping = false;
+const server = createServer(createApp({ db, log, rateLimiter, draining: () => stopping }));
 server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info('listening', { host: config.host, port, database: db.kind });
 });
 
-let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;

@@ -30,6 +30,8 @@ export interface AppDeps {
   db: Database;
   log: Logger;
   rateLimiter: RateLimiter;
+  /** True once shutdown has begun: new requests are refused and connections closed. */
+  draining?: () => boolean;
 }
 
 const GRAPHIQL_EXAMPLE = `# Put your API key in the Headers tab below, then run this query.
@@ -61,7 +63,7 @@ function errorHeaders(error: GraphQLError): Record<string, string> {
   return (error.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
 }
 
-export function createApp({ db, log, rateLimiter }: AppDeps) {
+export function createApp({ db, log, rateLimiter, draining = () => false }: AppDeps) {
   const authenticator = createAuthenticator(db.prisma, log);
   const tenants = tenantClients(db.prisma);
   const accountPages = createAccountPages(db.prisma, log);
@@ -220,12 +222,16 @@ export function createApp({ db, log, rateLimiter }: AppDeps) {
     const logFields: Fields = {};
     let response: Response;
     try {
-      response = await route(request, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown', logFields);
+      response = draining()
+        ? // Clients on kept-alive connections would otherwise keep a stopping server busy.
+          problemResponse({ status: 503, code: 'UNAVAILABLE', detail: 'The server is shutting down; retry.', headers: { 'retry-after': '1' } }, requestId)
+        : await route(request, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown', logFields);
     } catch (error) {
       log.error('unhandled error', { request_id: requestId, err: { message: (error as Error).message, stack: (error as Error).stack } });
       response = problemResponse({ status: 500, code: 'INTERNAL', detail: 'An internal error occurred.' }, requestId);
     }
     response.headers.set('x-request-id', requestId);
+    if (draining()) response.headers.set('connection', 'close');
     log.info('request', {
       request_id: requestId,
       method: request.method,

@@ -1,0 +1,58 @@
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { makeKeys } from '../helpers/api.js';
+import { freshDatabase } from '../helpers/databases.js';
+import { startServer } from '../helpers/processes.js';
+
+describe('graceful shutdown under load', () => {
+  it('SIGTERM while creates are in flight: every 201 has its row, and nothing else was written', async () => {
+    const db = await freshDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const server = await startServer({ ...db.env, RATE_LIMIT_MAX: '100000' });
+    try {
+      let created = 0;
+      let refused = 0;
+      let sent = 0;
+      const createOne = async (i: number) => {
+        sent++;
+        try {
+          const response = await fetch(`${server.url}/v1/customers`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `Load ${i}` }),
+          });
+          if (response.status === 201) created++;
+          else {
+            expect(response.status).toBe(503); // refused while shutting down, before any write
+            refused++;
+          }
+          await response.arrayBuffer();
+        } catch {
+          refused++; // the connection was refused or closed before an answer
+        }
+      };
+      // 16 clients creating in a loop, SIGTERM in the middle of it.
+      let stop = false;
+      const workers = Array.from({ length: 16 }, async (_, w) => {
+        for (let i = 0; !stop && i < 1000; i++) await createOne(w * 1000 + i);
+      });
+      await new Promise((r) => setTimeout(r, 700));
+      server.process.kill('SIGTERM');
+      const exitCode = await server.exited;
+      stop = true;
+      await Promise.all(workers);
+
+      const client = new pg.Client({ connectionString: db.env.DATABASE_URL });
+      await client.connect();
+      const { rows } = await client.query<{ count: number }>('SELECT count(*)::int AS count FROM customers');
+      await client.end();
+      expect(exitCode).toBe(0);
+      expect(created).toBeGreaterThan(10);
+      expect(rows[0]!.count).toBe(created);
+      expect(created + refused).toBe(sent);
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  });
+});
