@@ -1,0 +1,21 @@
+declare module 'autocannon' {
+  interface Options {
+    url: string;
+    connections?: number;
+    duration?: number;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    requests?: Array<{ method?: string; path?: string; headers?: Record<string, string>; body?: string }>;
+  }
+  interface Result {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number; average: number };
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    '2xx': number;
+  }
+  function autocannon(options: Options): Promise<Result>;
+  export default autocannon;
+}

@@ -1,0 +1,232 @@
+// npm run bench [-- --customers 100000 --duration 10 --connections 64]
+// npm run bench -- soak [--minutes 5]
+//
+// Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
+// starts the service as in production, a minimal node:http + pg server (the practical
+// limit) and PostGraphile (a real peer) on the same database, drives each with autocannon
+// after a warm-up, and writes a table to bench/results/ (JSON and Markdown). Every figure
+// that matters is a ratio measured in the same run.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { seedBenchDatabase, type BenchData } from './seed.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    customers: { type: 'string', default: '100000' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '64' },
+    minutes: { type: 'string', default: '5' },
+  },
+});
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DURATION = Number(values.duration);
+const WARMUP = Number(values.warmup);
+const CONNECTIONS = Number(values.connections);
+
+interface Server {
+  name: string;
+  url: string;
+  process: ChildProcess;
+  startedMs: number;
+}
+
+function start(name: string, file: string, env: Record<string, string>): Promise<Server> {
+  const begun = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const port = /"msg":"listening".*?"port":(\d+)/.exec(output)?.[1];
+      if (port) {
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
+        resolve({ name, url: `http://127.0.0.1:${port}`, process: child, startedMs: performance.now() - begun });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
+  });
+}
+
+function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : 0;
+}
+
+interface Row {
+  scenario: string;
+  system: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  rssMb: number;
+}
+
+/** Every system must answer the scenario correctly before its speed means anything. */
+async function verify(scenario: string, server: Server, request: { path: string; method?: string; headers?: Record<string, string>; body?: string }) {
+  const response = await fetch(server.url + request.path, { method: request.method ?? 'GET', headers: request.headers, body: request.body });
+  const text = await response.text();
+  if (!response.ok || text.includes('"errors"')) throw new Error(`${server.name} answered ${scenario} with ${response.status}: ${text.slice(0, 300)}`);
+}
+
+async function measure(scenario: string, server: Server, request: { path: string; method?: string; headers?: Record<string, string>; body?: string }): Promise<Row> {
+  await verify(scenario, server, request);
+  const options = { url: server.url + request.path, connections: CONNECTIONS, method: request.method ?? 'GET', headers: request.headers, body: request.body };
+  await autocannon({ ...options, duration: WARMUP });
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.process.pid!))), 250);
+  const result = await autocannon({ ...options, duration: DURATION });
+  clearInterval(sampler);
+  const row = {
+    scenario,
+    system: server.name,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    rssMb: peak,
+  };
+  console.log(JSON.stringify(row));
+  return row;
+}
+
+async function coldStart(data: BenchData): Promise<number> {
+  const begun = performance.now();
+  const server = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl });
+  for (;;) {
+    const response = await fetch(`${server.url}/healthz`).catch(() => null);
+    if (response?.ok) break;
+  }
+  const ms = Math.round(performance.now() - begun);
+  server.process.kill('SIGTERM');
+  return ms;
+}
+
+function markdown(rows: Row[], extra: string[]): string {
+  const limit = (scenario: string) => rows.find((r) => r.system === 'node:http + pg' && r.scenario === scenario);
+  const peer = rows.find((r) => r.system.startsWith('PostGraphile'));
+  const lines = [
+    '| scenario | system | req/s | p50 ms | p99 ms | errors | RSS MB | vs limit | vs peer |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const l = limit(r.scenario.replace(/^graphql /, 'REST '));
+      const vsLimit = r.system === 'service' && l ? (r.rps / l.rps).toFixed(2) : '';
+      const vsPeer = r.system === 'service' && peer && /list limit=20$/.test(r.scenario) ? (r.rps / peer.rps).toFixed(2) : '';
+      return `| ${r.scenario} | ${r.system} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${vsLimit} | ${vsPeer} |`;
+    }),
+  ];
+  return [...lines, '', ...extra].join('\n') + '\n';
+}
+
+async function bench() {
+  const customers = Number(values.customers);
+  console.log(`Seeding ${customers} customers...`);
+  const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers);
+  const coldMs = await coldStart(data);
+  const auth = { authorization: `Bearer ${data.key}` };
+  const json = { ...auth, 'content-type': 'application/json' };
+  const rows: Row[] = [];
+  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl, RATE_LIMIT_MAX: '1000000000' });
+  const reference = await start('node:http + pg', 'bench/reference-server.ts', { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
+  const listQuery = '{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }';
+  try {
+    rows.push(await measure('REST list limit=20', reference, { path: '/v1/customers?limit=20' }));
+    rows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20', headers: auth }));
+    rows.push(await measure('REST list page=500', reference, { path: '/v1/customers?limit=20&page=500' }));
+    rows.push(await measure('REST list page=500', service, { path: '/v1/customers?limit=20&page=500', headers: auth }));
+    rows.push(await measure('REST list search=grace', reference, { path: '/v1/customers?limit=20&search=grace' }));
+    rows.push(await measure('REST list search=grace', service, { path: '/v1/customers?limit=20&search=grace', headers: auth }));
+    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}`, headers: auth }));
+    rows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', headers: json, body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
+    rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid', headers: auth }));
+    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', headers: json, body: JSON.stringify({ query: listQuery }) }));
+    rows.push(
+      await measure('graphql nested (20 customers, jobs, invoices)', service, {
+        path: '/graphql',
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ query: '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }' }),
+      }),
+    );
+  } finally {
+    service.process.kill('SIGTERM');
+    reference.process.kill('SIGTERM');
+  }
+  try {
+    if (!existsSync('bench/peer/node_modules')) {
+      // The peer needs graphql 15, so it lives in its own folder with its own lock file.
+      const install = spawnSync('npm', ['ci', '--prefix', 'bench/peer', '--no-audit', '--no-fund'], { stdio: 'inherit' });
+      if (install.status !== 0) throw new Error('npm ci in bench/peer failed');
+    }
+    const peer = await start('PostGraphile 4.14', 'bench/peer/server.mjs', { DATABASE_URL: data.databaseUrl });
+    const peerQuery = `{ allCustomers(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { organizationId: "${data.organizationId}" }) { nodes { id name email phone createdAt updatedAt } totalCount } }`;
+    try {
+      rows.push(await measure('graphql list limit=20', peer, { path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: peerQuery }) }));
+    } finally {
+      peer.process.kill('SIGTERM');
+    }
+  } catch (error) {
+    console.error(`PostGraphile could not run: ${(error as Error).message}`);
+  }
+  const extra = [
+    `${customers} customers in the measured organization; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`,
+    `Cold start of the service on PostgreSQL to the first 200 on /healthz: ${coldMs} ms.`,
+    '"vs limit" is the service\'s throughput over the node:http + pg server running the same SQL (for GraphQL, over the same REST list); "vs peer" is over PostGraphile\'s equivalent list.',
+  ];
+  report('bench', rows, extra);
+}
+
+async function soak() {
+  const minutes = Number(values.minutes);
+  const data = await seedBenchDatabase(ADMIN_URL, 'crm_soak', 10_000);
+  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl, RATE_LIMIT_MAX: '1000000000' });
+  const auth = { authorization: `Bearer ${data.key}` };
+  const json = { ...auth, 'content-type': 'application/json' };
+  await autocannon({ url: service.url + '/v1/customers', headers: auth, connections: 16, duration: 5 });
+  const rssStart = rssMb(service.process.pid!);
+  const samples: number[] = [];
+  const sampler = setInterval(() => samples.push(rssMb(service.process.pid!)), 5000);
+  const result = await autocannon({
+    url: service.url,
+    connections: 16,
+    duration: minutes * 60,
+    requests: [
+      { method: 'GET', path: '/v1/customers?limit=20', headers: auth },
+      { method: 'GET', path: '/v1/customers?search=ada&limit=10', headers: auth },
+      { method: 'POST', path: '/v1/customers', headers: json, body: JSON.stringify({ name: 'Soak', email: 'soak@example.com' }) },
+      { method: 'GET', path: '/v1/invoices?status=paid', headers: auth },
+      { method: 'POST', path: '/graphql', headers: json, body: JSON.stringify({ query: '{ customers(limit: 10) { data { name jobs(limit: 3) { title } } } }' }) },
+    ],
+  });
+  clearInterval(sampler);
+  const rssEnd = rssMb(service.process.pid!);
+  service.process.kill('SIGTERM');
+  const rows: Row[] = [
+    { scenario: `soak ${minutes} min mixed`, system: 'service', rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx, rssMb: rssEnd },
+  ];
+  report('soak', rows, [
+    `Requests: ${result.requests.total}; errors (including non-2xx): ${rows[0]!.errors}.`,
+    `RSS at start ${rssStart} MB, at end ${rssEnd} MB, peak ${Math.max(rssStart, ...samples)} MB; samples every 5 s: ${samples.join(', ')}.`,
+  ]);
+}
+
+function report(kind: string, rows: Row[], extra: string[]) {
+  mkdirSync('bench/results', { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const md = markdown(rows, extra);
+  writeFileSync(`bench/results/${kind}-${stamp}.json`, JSON.stringify({ rows, notes: extra }, null, 2));
+  writeFileSync(`bench/results/${kind}-${stamp}.md`, md);
+  writeFileSync(`bench/results/${kind}-latest.md`, md);
+  console.log('\n' + md);
+}
+
+await (positionals[0] === 'soak' ? soak() : bench());
+process.exit(0);
