@@ -4,7 +4,6 @@
 // execution). REST requests are route-table rows that run a GraphQL operation through
 // that same pipeline.
 import type { IncomingMessage } from 'node:http';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createServerAdapter } from '@whatwg-node/server';
 import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
@@ -74,8 +73,9 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     graphqlEndpoint: '/graphql',
     logging: false,
     landingPage: false,
-    // The bundled GraphiQL works without access to a CDN.
-    renderGraphiQL,
+    // The bundled GraphiQL works without access to a CDN; it is large, so it is loaded on
+    // the first visit rather than at start.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     graphiql: {
       title: 'CRM GraphQL explorer',
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),

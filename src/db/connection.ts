@@ -1,10 +1,7 @@
 // Chooses the database from configuration: PostgreSQL when DATABASE_URL is set, otherwise
 // the embedded PGlite in DATA_DIR. Both get the same generated client and migrations.
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -62,6 +59,12 @@ async function openPostgres(connectionString: string, max: number, onQuery?: (sq
 async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): Promise<Database> {
   const unlock = lockDataDir(dataDir);
   try {
+    // Loaded only when embedded: PGlite is ~45 MB of memory a PostgreSQL deployment never uses.
+    const [{ PGlite }, { pg_trgm }, { PrismaPGlite }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('@electric-sql/pglite/contrib/pg_trgm'),
+      import('pglite-prisma-adapter'),
+    ]);
     const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
     const prisma = createClient(new PrismaPGlite(db), onQuery);
     return {
