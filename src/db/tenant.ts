@@ -13,6 +13,7 @@ const BUSINESS_MODELS = new Set([
   'Estimate',
   'EstimateLineItem',
   'Proposal',
+  'RecordCount',
 ]);
 
 type Args = Record<string, unknown> & { where?: object; data?: unknown; create?: object };

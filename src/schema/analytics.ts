@@ -2,6 +2,7 @@
 import { builder } from './builder.js';
 import { customerSearch } from './customer.js';
 import { InvoiceStatusEnum } from './enums.js';
+import { recordTotal } from './pagination.js';
 import { invalidInput } from '../errors.js';
 import type { InvoiceStatus } from '../generated/prisma/enums.js';
 
@@ -48,6 +49,7 @@ builder.queryFields((t) => ({
     description: 'How many customers, optionally matching a search like the customers list.',
     authScopes: { scope: 'customers:read' },
     args: { search: t.arg.string() },
-    resolve: (_root, { search }, ctx) => ctx.prisma.customer.count({ where: customerSearch(search) }),
+    resolve: (_root, { search }, ctx) =>
+      search?.trim() ? ctx.prisma.customer.count({ where: customerSearch(search) }) : recordTotal(ctx.prisma, 'customers')(),
   }),
 }));

@@ -1,6 +1,6 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from './builder.js';
-import { pageArgs, pageType, paginate } from './pagination.js';
+import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { InputCheck, isUuid } from './validation.js';
 
@@ -44,7 +44,13 @@ builder.queryFields((t) => ({
       search: t.arg.string({ description: 'Case-insensitive substring of the name or e-mail.' }),
     },
     resolve: (_root, args, ctx, info) =>
-      paginate(ctx.prisma.customer, customerSearch(args.search), args, queryFromInfo({ context: ctx, info, path: ['data'] })),
+      paginate(
+        ctx.prisma.customer,
+        customerSearch(args.search),
+        args,
+        queryFromInfo({ context: ctx, info, path: ['data'] }),
+        args.search?.trim() ? undefined : recordTotal(ctx.prisma, 'customers'),
+      ),
   }),
   customer: t.prismaField({
     type: 'Customer',

@@ -1,7 +1,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from './builder.js';
 import { EmailTypeEnum } from './enums.js';
-import { pageArgs, pageType, paginate } from './pagination.js';
+import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter, requireReference } from './references.js';
 import { InputCheck, isUuid } from './validation.js';
 
@@ -34,6 +34,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.type ? { type: args.type } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
+        args.customerId ? undefined : recordTotal(ctx.prisma, 'emails', args.type),
       ),
   }),
   email: t.prismaField({

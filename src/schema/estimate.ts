@@ -4,7 +4,7 @@ import type { QuoteStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { QuoteStatusEnum } from './enums.js';
 import { checkLineItems, LineItemInput } from './line-items.js';
-import { pageArgs, pageType, paginate } from './pagination.js';
+import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter, requireReference } from './references.js';
 import { applyMove, QUOTE_MOVES } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
@@ -42,6 +42,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
+        args.customerId ? undefined : recordTotal(ctx.prisma, 'estimates', args.status),
       ),
   }),
   estimate: t.prismaField({

@@ -4,7 +4,7 @@ import type { InvoiceStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { InvoiceStatusEnum } from './enums.js';
 import { checkLineItems, LineItemInput } from './line-items.js';
-import { pageArgs, pageType, paginate } from './pagination.js';
+import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter, requireReference } from './references.js';
 import { applyMove, type Move } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
@@ -43,6 +43,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
+        args.customerId ? undefined : recordTotal(ctx.prisma, 'invoices', args.status),
       ),
   }),
   invoice: t.prismaField({

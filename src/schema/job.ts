@@ -2,7 +2,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { JobStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { JobStatusEnum } from './enums.js';
-import { pageArgs, pageType, paginate } from './pagination.js';
+import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter, requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { applyMove, type Move } from './transitions.js';
@@ -39,6 +39,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
+        args.customerId ? undefined : recordTotal(ctx.prisma, 'jobs', args.status),
       ),
   }),
   job: t.prismaField({

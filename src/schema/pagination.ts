@@ -2,6 +2,7 @@
 // order, and the `{ data, pagination }` page type every list answers.
 import type { ObjectRef } from '@pothos/core';
 import { invalidInput, type FieldError } from '../errors.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
 import { builder, type Types } from './builder.js';
 
 export const DEFAULT_LIMIT = 20;
@@ -57,14 +58,32 @@ interface Listable<T> {
   count(args: { where: object }): Promise<number>;
 }
 
-/** Runs one page and its total. `query` is plugin-prisma's selection for `data`. */
-export async function paginate<T>(model: Listable<T>, where: object, args: PageArgs, query: object): Promise<Page<T>> {
+/**
+ * Runs one page and its total. `query` is plugin-prisma's selection for `data`. When the
+ * filter is one the maintained counts cover (`counted`), the total is read from them
+ * instead of counting rows, which at 100,000 rows costs more than the page itself.
+ */
+export async function paginate<T>(
+  model: Listable<T>,
+  where: object,
+  args: PageArgs,
+  query: object,
+  counted?: () => Promise<number>,
+): Promise<Page<T>> {
   const { page, limit, skip, take } = pageWindow(args);
   const [data, total] = await Promise.all([
     model.findMany({ ...query, where, orderBy: NEWEST_FIRST, skip, take }),
-    model.count({ where }),
+    counted ? counted() : model.count({ where }),
   ]);
   return { data, pagination: { page, limit, total } };
+}
+
+/** The organization's number of `resource` records (of one status or type, if given). */
+export function recordTotal(prisma: PrismaClient, resource: string, status?: string | null): () => Promise<number> {
+  return async () => {
+    const { _sum } = await prisma.recordCount.aggregate({ where: { resource, ...(status ? { status } : {}) }, _sum: { count: true } });
+    return Number(_sum.count ?? 0);
+  };
 }
 
 /** The `XPage` type of a resource: `{ data: [X!]!, pagination: Pagination! }`. */

@@ -2,7 +2,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { QuoteStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { QuoteStatusEnum } from './enums.js';
-import { pageArgs, pageType, paginate } from './pagination.js';
+import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter, requireReference } from './references.js';
 import { applyMove, QUOTE_MOVES } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
@@ -35,6 +35,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
+        args.customerId ? undefined : recordTotal(ctx.prisma, 'proposals', args.status),
       ),
   }),
   proposal: t.prismaField({

@@ -63,7 +63,14 @@ describe.each(DB_KINDS)('GraphQL operations on %s', (kind) => {
     const sent = await gql(api, key, 'mutation($id: ID!) { sendInvoice(id: $id) { status issuedAt paidAt } }', { id });
     expect(sent.sendInvoice).toMatchObject({ status: 'sent', paidAt: null });
     expect(Date.parse(sent.sendInvoice.issuedAt)).toBeGreaterThan(Date.now() - 60_000);
+    const totals = async () => (await gql(api, key, '{ draft: invoices(status: draft) { pagination { total } } sent: invoices(status: sent) { pagination { total } } paid: invoices(status: paid) { pagination { total } } all: invoices { pagination { total } } }'));
+    const beforePaying = await totals();
     const paid = await gql(api, key, 'mutation($id: ID!) { markInvoicePaid(id: $id) { status paidAt } }', { id });
+    const afterPaying = await totals();
+    expect(afterPaying.sent.pagination.total).toBe(beforePaying.sent.pagination.total - 1);
+    expect(afterPaying.paid.pagination.total).toBe(beforePaying.paid.pagination.total + 1);
+    expect(afterPaying.all.pagination.total).toBe(beforePaying.all.pagination.total);
+    expect(afterPaying.draft.pagination.total + afterPaying.sent.pagination.total + afterPaying.paid.pagination.total).toBe(afterPaying.all.pagination.total);
     expect(paid.markInvoicePaid.status).toBe('paid');
     expect(paid.markInvoicePaid.paidAt).not.toBeNull();
     const again = await post('mutation($id: ID!) { sendInvoice(id: $id) { status } }', { id });
