@@ -1,5 +1,6 @@
 // The practical limit: a minimal node:http + pg server that runs the same SQL as the service
-// for one organization's customer list and writes the same JSON. No framework, no auth.
+// for one organization's customer list (the page, and the total from the maintained counts,
+// or counted when searching) and writes the same JSON. No framework, no auth.
 import { createServer } from 'node:http';
 import pg from 'pg';
 
@@ -23,7 +24,9 @@ const server = createServer(async (req, res) => {
        ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
       params,
     ),
-    pool.query(`SELECT count(*)::int AS total FROM customers WHERE ${where}`, params),
+    search
+      ? pool.query(`SELECT count(*)::int AS total FROM customers WHERE ${where}`, params)
+      : pool.query(`SELECT coalesce(sum(count), 0)::int AS total FROM record_counts WHERE organization_id = $1 AND resource = 'customers'`, params),
   ]);
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ data: rows.rows, pagination: { page, limit, total: count.rows[0].total } }));

@@ -1,0 +1,46 @@
+import { GraphQLError } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { apiError } from '../../src/errors.js';
+import { isDatabaseUnreachable, safeError } from '../../src/graphql/errors.js';
+import { createLogger } from '../../src/logger.js';
+
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, log: createLogger('info', (line) => lines.push(JSON.parse(line))) };
+}
+
+describe('error masking', () => {
+  it('an unexpected error becomes INTERNAL; its details go only to the log, with the request id', () => {
+    const { lines, log } = capture();
+    const error = new GraphQLError('wrapped', { originalError: new Error('relation "customers" does not exist at SELECT * FROM customers') });
+    const safe = safeError(error, log, 'req-1');
+    expect(safe.message).toBe('An internal error occurred.');
+    expect(safe.extensions.code).toBe('INTERNAL');
+    expect(JSON.stringify(safe.toJSON())).not.toMatch(/SELECT|relation|stack/);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'error', msg: 'internal error', request_id: 'req-1' });
+    expect(JSON.stringify(lines[0])).toContain('SELECT * FROM customers');
+    expect((lines[0]!.err as { stack: string }).stack).toContain('Error:');
+  });
+
+  it('an unreachable database becomes UNAVAILABLE with Retry-After', () => {
+    const { log } = capture();
+    const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    expect(isDatabaseUnreachable(new Error('driver failed', { cause }))).toBe(true);
+    const safe = safeError(new Error('driver failed', { cause }), log, 'req-2');
+    expect(safe.extensions.code).toBe('UNAVAILABLE');
+    expect(safe.extensions.http).toEqual({ status: 503, headers: { 'Retry-After': '5' } });
+    expect(isDatabaseUnreachable(Object.assign(new Error('x'), { code: 'P1017' }))).toBe(true);
+    expect(isDatabaseUnreachable(new Error('unique constraint failed'))).toBe(false);
+  });
+
+  it('our own coded errors and graphql-js request errors pass, the latter as BAD_REQUEST', () => {
+    const { lines, log } = capture();
+    const forbidden = apiError('FORBIDDEN', 'no');
+    expect(safeError(new GraphQLError('x', { originalError: forbidden }), log)).toBe(forbidden);
+    const syntax = safeError(new GraphQLError('Syntax Error: Unexpected <EOF>.'), log);
+    expect(syntax.extensions.code).toBe('BAD_REQUEST');
+    expect(syntax.message).toBe('Syntax Error: Unexpected <EOF>.');
+    expect(lines).toEqual([]);
+  });
+});
