@@ -37,7 +37,7 @@ describe('error masking', () => {
   it('our own coded errors and graphql-js request errors pass, the latter as BAD_REQUEST', () => {
     const { lines, log } = capture();
     const forbidden = apiError('FORBIDDEN', 'no');
-    expect(safeError(new GraphQLError('x', { originalError: forbidden }), log)).toBe(forbidden);
+    expect(safeError(new GraphQLError('no', { originalError: forbidden, path: ['customers'] }), log).toJSON()).toMatchObject({ message: 'no', path: ['customers'], extensions: { code: 'FORBIDDEN' } });
     const syntax = safeError(new GraphQLError('Syntax Error: Unexpected <EOF>.'), log);
     expect(syntax.extensions.code).toBe('BAD_REQUEST');
     expect(syntax.message).toBe('Syntax Error: Unexpected <EOF>.');
