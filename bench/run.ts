@@ -40,6 +40,7 @@ function start(name: string, file: string, env: Record<string, string>): Promise
     env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  child.stdout!.on('error', () => undefined); // a stopped server's closed pipe
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {

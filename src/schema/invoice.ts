@@ -3,11 +3,11 @@ import { nextDocumentNumber } from '../domain/numbering.js';
 import type { InvoiceStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { InvoiceStatusEnum } from './enums.js';
-import { checkLineItems, LineItemInput } from './line-items.js';
+import { checkDocumentInput, LineItemInput } from './documents.js';
 import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
-import { customerFilter, requireReference } from './references.js';
+import { customerFilter } from './references.js';
 import { applyMove, type Move } from './transitions.js';
-import { InputCheck, isUuid } from './validation.js';
+import { isUuid } from './validation.js';
 
 export const Invoice = builder.prismaObject('Invoice', {
   fields: (t) => ({
@@ -72,28 +72,12 @@ builder.mutationField('createInvoice', (t) =>
     authScopes: { scope: 'invoices:write' },
     args: { input: t.arg({ type: CreateInvoiceInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck();
-      const customerId = check.id('customerId', input.customerId as string | null | undefined);
-      const jobId = check.id('jobId', input.jobId as string | null | undefined, { required: false });
-      const currency = check.currency('currency', input.currency);
-      const { lines, totalAmount } = checkLineItems(check, input.lineItems);
-      await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
-      await requireReference(check, ctx.prisma.job, 'jobId', jobId);
-      check.done();
+      const checked = await checkDocumentInput(ctx.prisma, input);
       const organizationId = ctx.auth.organizationId;
       return ctx.prisma.$transaction(async (tx) =>
         tx.invoice.create({
           ...query,
-          data: {
-            organizationId,
-            number: await nextDocumentNumber(tx, organizationId, 'invoice'),
-            customerId: customerId!,
-            jobId,
-            currency,
-            totalAmount,
-            dueDate: input.dueDate ?? null,
-            lineItems: { createMany: { data: lines } },
-          },
+          data: { ...checked, organizationId, number: await nextDocumentNumber(tx, organizationId, 'invoice'), dueDate: input.dueDate ?? null },
         }),
       );
     },

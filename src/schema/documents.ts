@@ -1,5 +1,8 @@
-// Line items of invoices and estimates: input, checks and totals, shared by both.
+// What invoices and estimates share: line items (input, checks, totals) and the checks of
+// a create's input.
+import type { PrismaClient } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
+import { requireReference } from './references.js';
 import { InputCheck, MAX_AMOUNT } from './validation.js';
 
 const MAX_LINE_ITEMS = 100;
@@ -56,4 +59,24 @@ export function checkLineItems(check: InputCheck, items: readonly LineItemInputS
   const totalAmount = lines.reduce((sum, line) => sum + line.amount, 0);
   if (totalAmount > MAX_AMOUNT) check.fail('lineItems', `the total must be at most ${MAX_AMOUNT}`);
   return { lines, totalAmount };
+}
+
+interface DocumentInput {
+  customerId?: string | number | null;
+  jobId?: string | number | null;
+  currency?: string | null;
+  lineItems?: readonly LineItemInputShape[] | null;
+}
+
+/** Checks a new invoice's or estimate's input; throws a BAD_REQUEST listing every fault. */
+export async function checkDocumentInput(prisma: PrismaClient, input: DocumentInput) {
+  const check = new InputCheck();
+  const customerId = check.id('customerId', input.customerId as string | null | undefined);
+  const jobId = check.id('jobId', input.jobId as string | null | undefined, { required: false });
+  const currency = check.currency('currency', input.currency);
+  const { lines, totalAmount } = checkLineItems(check, input.lineItems);
+  await requireReference(check, prisma.customer, 'customerId', customerId);
+  await requireReference(check, prisma.job, 'jobId', jobId);
+  check.done();
+  return { customerId: customerId!, jobId, currency, totalAmount, lineItems: { createMany: { data: lines } } };
 }
