@@ -1,5 +1,6 @@
 // npm run bench [-- --customers 100000 --duration 10 --connections 64]
 // npm run bench -- soak [--minutes 5]
+// npm run bench -- limiter
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -219,6 +220,35 @@ async function soak() {
   ]);
 }
 
+/** The rate limiter's own cost per request: consume() against each store, and a no-op baseline. */
+async function limiterCost() {
+  const { createRateLimiter } = await import('../src/rate-limit.js');
+  const { createLogger } = await import('../src/logger.js');
+  const log = createLogger('warn');
+  const calls = 20_000;
+  const time = async (name: string, run: (i: number) => Promise<unknown>) => {
+    for (let i = 0; i < 1000; i++) await run(i); // warm-up
+    const begun = performance.now();
+    for (let i = 0; i < calls; i++) await run(i);
+    return { name, usPerCall: ((performance.now() - begun) * 1000) / calls };
+  };
+  const memory = createRateLimiter({ max: 600, windowSeconds: 60, log });
+  const redis = createRateLimiter({ max: 600, windowSeconds: 60, redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', log });
+  // Many keys, as in production: each key's window holds up to `max` timestamps.
+  const results = [
+    await time('no-op baseline', async () => undefined),
+    await time('in-memory store', (i) => memory.consume(`key:bench-${i % 100}`)),
+    await time('Redis store', (i) => redis.consume(`key:bench-${i % 100}`)),
+  ];
+  await memory.close();
+  await redis.close();
+  const lines = ['| limiter | µs per request | vs baseline |', '|---|---|---|', ...results.map((r) => `| ${r.name} | ${r.usPerCall.toFixed(1)} | ${(r.usPerCall / results[0]!.usPerCall).toFixed(0)}x |`)];
+  const md = lines.join('\n') + `\n\n${calls} sequential consume() calls per row, 100 keys, limit 600 per 60 s; Node ${process.version}.\n`;
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/limiter-latest.md', md);
+  console.log(md);
+}
+
 function report(kind: string, rows: Row[], extra: string[]) {
   mkdirSync('bench/results', { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -229,5 +259,5 @@ function report(kind: string, rows: Row[], extra: string[]) {
   console.log('\n' + md);
 }
 
-await (positionals[0] === 'soak' ? soak() : bench());
+await (positionals[0] === 'soak' ? soak() : positionals[0] === 'limiter' ? limiterCost() : bench());
 process.exit(0);
