@@ -5,7 +5,7 @@
 // that same pipeline.
 import type { IncomingMessage } from 'node:http';
 import { createServerAdapter } from '@whatwg-node/server';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, parse, type DocumentNode, type ExecutionResult } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
@@ -20,7 +20,7 @@ import { problemResponse } from './http/problem.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Fields, Logger } from './logger.js';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
-import { handleRest, ProblemError, readBody } from './rest/handler.js';
+import { handleRest, ProblemError, readBody, type Execute } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
 import { schema } from './schema/index.js';
 import { createAccountPages } from './web/account.js';
@@ -120,6 +120,22 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     }
   }
 
+  // REST operations are fixed documents: parsed once, then executed on the same envelop
+  // pipeline /graphql uses (context, query bounds, rate units, scopes, error policy),
+  // without a detour through an HTTP request and its JSON.
+  const parsed = new Map<string, DocumentNode>();
+  async function executeParsed(request: Request, query: string, variables: Record<string, unknown>, serverContext: ServerContext) {
+    let document = parsed.get(query);
+    if (!document) parsed.set(query, (document = parse(query)));
+    const enveloped = yoga.getEnveloped({ ...serverContext, request, params: { query, variables } });
+    try {
+      const contextValue = await enveloped.contextFactory();
+      return (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult<{ result: unknown } | null>;
+    } catch (error) {
+      return { errors: [safeError(error, log, serverContext.requestId)] };
+    }
+  }
+
   /** Runs a create once per Idempotency-Key (see http/idempotency.ts); without the header, just runs it. */
   async function idempotent(
     request: Request,
@@ -197,15 +213,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
         requestId,
       );
     }
-    const execute = (document: string, variables: Record<string, unknown>) =>
-      yoga.fetch(
-        new Request('http://rest.internal/graphql', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ query: document, variables }),
-        }),
-        { requestId, admission },
-      );
+    const execute: Execute = (document, variables) => executeParsed(request, document, variables, { requestId, admission });
     const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
     const response =
       match.route.kind === 'create'

@@ -2,7 +2,7 @@
 // into GraphQL variables, runs the row's operation through the GraphQL pipeline (the same
 // auth, scopes, validation and limits as /graphql), and turns the result into a REST body
 // or a problem document.
-import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import { statusOf, type FieldError } from '../errors.js';
 import { problemResponse, type Problem } from '../http/problem.js';
 import { bodyToInput } from './body.js';
@@ -11,10 +11,8 @@ import type { QueryParam, Route } from './routes.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_INT = 2_147_483_647;
-/** Response headers of the GraphQL pipeline that REST passes on. */
-const PASSED_HEADERS = ['www-authenticate', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
-
-export type Execute = (document: string, variables: Record<string, unknown>) => Response | Promise<Response>;
+/** Runs a route's operation on the GraphQL pipeline. */
+export type Execute = (document: string, variables: Record<string, unknown>) => Promise<ExecutionResult<{ result: unknown } | null>>;
 
 export class ProblemError extends Error {
   constructor(readonly problem: Problem) {
@@ -90,12 +88,12 @@ async function bodyVariables(request: Request, route: Route): Promise<Record<str
   return { input: value };
 }
 
-type GraphQLBody = ExecutionResult<{ result: unknown } | null> & { errors?: GraphQLFormattedError[] };
-
-function errorProblem(error: GraphQLFormattedError): Problem {
+function errorProblem(error: GraphQLError): Problem {
   const code = typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL';
   const fieldErrors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
-  return { status: statusOf(code), code, detail: error.message, errors: fieldErrors };
+  // Retry-After and the like travel with the error.
+  const headers = (error.extensions?.http as { headers?: Record<string, string> } | undefined)?.headers;
+  return { status: statusOf(code), code, detail: error.message, errors: fieldErrors, headers };
 }
 
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
@@ -107,8 +105,7 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       const name = [...url.searchParams.keys()][0]!;
       throw badRequest(`Unknown query parameter ${name}.`, [{ param: name, message: 'is not a parameter of this endpoint' }]);
     }
-    const graphqlResponse = await execute(route.document, variables);
-    const result = (await graphqlResponse.json()) as GraphQLBody;
+    const result = await execute(route.document, variables);
     const error = result.errors?.[0];
     const data = result.data?.result;
     if (error) {
@@ -120,10 +117,6 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       response = Response.json(data, { status: 201, headers: { location: `${base}/${route.resource.path}/${created.id}` } });
     } else {
       response = Response.json(data);
-    }
-    for (const name of PASSED_HEADERS) {
-      const value = graphqlResponse.headers.get(name);
-      if (value) response.headers.set(name, value);
     }
   } catch (error) {
     if (!(error instanceof ProblemError)) throw error;
