@@ -9,6 +9,8 @@ export interface Config {
   host: string;
   /** Unset: the embedded database in `dataDir`. */
   databaseUrl: string | undefined;
+  /** Connections each instance keeps to PostgreSQL. */
+  poolSize: number;
   dataDir: string;
   /** Unset: rate limits are counted in memory, per instance. */
   redisUrl: string | undefined;
@@ -64,6 +66,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres', 'postgresql']),
+    poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     dataDir: env.DATA_DIR || './data',
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000_000),
