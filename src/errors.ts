@@ -53,3 +53,8 @@ export function invalidInput(errors: FieldError[]): GraphQLError {
   const summary = errors.map((e) => `${e.param}: ${e.message}`).join('; ');
   return apiError('BAD_REQUEST', `Invalid input. ${summary}`, { errors });
 }
+
+/** The response headers an error carries (WWW-Authenticate, Retry-After, rate-limit headers). */
+export function errorHeaders(error: GraphQLError): Record<string, string> {
+  return (error.extensions?.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
+}

@@ -11,7 +11,7 @@ import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
-import { apiError, statusOf } from './errors.js';
+import { apiError, errorHeaders, statusOf } from './errors.js';
 import { safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
 import { useRootFieldUnits, type Admission } from './graphql/rate-units.js';
@@ -56,10 +56,6 @@ interface ServerContext {
 /** A browser asking for the GraphiQL page rather than running an operation. */
 function wantsGraphiQL(request: Request): boolean {
   return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
-}
-
-function errorHeaders(error: GraphQLError): Record<string, string> {
-  return (error.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
 }
 
 export function createApp({ db, log, rateLimiter, draining = () => false }: AppDeps) {

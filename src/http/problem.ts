@@ -1,9 +1,5 @@
 // Every REST error is an RFC 9457 problem document.
-
-export interface FieldError {
-  param: string;
-  message: string;
-}
+import type { FieldError } from '../errors.js';
 
 export interface Problem {
   status: number;

@@ -3,7 +3,7 @@
 // auth, scopes, validation and limits as /graphql), and turns the result into a REST body
 // or a problem document.
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import { statusOf, type FieldError } from '../errors.js';
+import { errorHeaders, statusOf, type FieldError } from '../errors.js';
 import { problemResponse, type Problem } from '../http/problem.js';
 import { bodyToInput } from './body.js';
 import { restParam } from './names.js';
@@ -91,9 +91,7 @@ async function bodyVariables(request: Request, route: Route): Promise<Record<str
 function errorProblem(error: GraphQLError): Problem {
   const code = typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL';
   const fieldErrors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
-  // Retry-After and the like travel with the error.
-  const headers = (error.extensions?.http as { headers?: Record<string, string> } | undefined)?.headers;
-  return { status: statusOf(code), code, detail: error.message, errors: fieldErrors, headers };
+  return { status: statusOf(code), code, detail: error.message, errors: fieldErrors, headers: errorHeaders(error) };
 }
 
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
