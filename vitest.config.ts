@@ -10,7 +10,7 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
     // Most tests start the real server as a child process on a real database.
     testTimeout: 60_000,
     hookTimeout: 60_000,
