@@ -6,6 +6,7 @@ import { startApi } from '../helpers/api.js';
 
 const LANGUAGES: Array<{ name: string; command: string[] }> = [
   { name: 'Python (unittest)', command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'] },
+  { name: 'Ruby (minitest)', command: ['ruby', 'clients/ruby/test/test_client.rb'] },
 ];
 
 function run(command: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
