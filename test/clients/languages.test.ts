@@ -7,6 +7,7 @@ import { startApi } from '../helpers/api.js';
 const LANGUAGES: Array<{ name: string; command: string[] }> = [
   { name: 'Python (unittest)', command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'] },
   { name: 'Ruby (minitest)', command: ['ruby', 'clients/ruby/test/test_client.rb'] },
+  { name: 'PHP (plain assertions)', command: ['php', 'clients/php/tests/ClientTest.php'] },
 ];
 
 function run(command: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {

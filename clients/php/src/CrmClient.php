@@ -1,0 +1,182 @@
+<?php
+// Official PHP client of the CRM REST API v1 (no extensions beyond PHP's core: JSON and
+// the http stream wrapper).
+declare(strict_types=1);
+
+namespace Crm;
+
+class CrmError extends \RuntimeException
+{
+    public function __construct(
+        public readonly int $status,
+        public readonly string $errorCode,
+        public readonly string $detail,
+        public readonly array $errors,
+        public readonly ?string $requestId,
+    ) {
+        parent::__construct("$status $errorCode: $detail", $status);
+    }
+}
+class BadRequest extends CrmError {}
+class Unauthorized extends CrmError {}
+class Forbidden extends CrmError {}
+class NotFound extends CrmError {}
+class RateLimited extends CrmError {}
+class ServerError extends CrmError {}
+
+/** Thrown when the server could not be reached or the connection failed. */
+class NetworkError extends \RuntimeException {}
+
+final class Resource
+{
+    public function __construct(private Client $client, private string $path, private bool $creatable) {}
+
+    /** One page: ['data' => [...], 'pagination' => ['page', 'limit', 'total']]. */
+    public function list(array $params = []): array
+    {
+        return $this->client->request('GET', "/{$this->path}", $params);
+    }
+
+    public function get(string $id): array
+    {
+        return $this->client->request('GET', "/{$this->path}/" . rawurlencode($id));
+    }
+
+    /** Every record over all pages. */
+    public function iterate(array $params = []): \Generator
+    {
+        $params['limit'] ??= 100;
+        for ($page = 1; ; $page++) {
+            $result = $this->list([...$params, 'page' => $page]);
+            yield from $result['data'];
+            if (!$result['data'] || $page * $result['pagination']['limit'] >= $result['pagination']['total']) {
+                return;
+            }
+        }
+    }
+
+    public function create(array $body, ?string $idempotencyKey = null): array
+    {
+        if (!$this->creatable) {
+            throw new \BadMethodCallException("{$this->path} cannot be created through the REST API");
+        }
+        // A generated key makes retries safe: a retried create never duplicates.
+        return $this->client->request('POST', "/{$this->path}", [], $body, $idempotencyKey ?? Client::uuid());
+    }
+}
+
+final class Client
+{
+    public const VERSION = '0.1.0';
+    public readonly Resource $customers;
+    public readonly Resource $jobs;
+    public readonly Resource $emails;
+    public readonly Resource $invoices;
+    public readonly Resource $estimates;
+    public readonly Resource $proposals;
+    private string $apiKey;
+    private string $baseUrl;
+    /** @var callable(string, string, array, ?string): array{0:int,1:array<string,string>,2:string} */
+    public $transport;
+
+    public function __construct(?string $apiKey = null, ?string $baseUrl = null, private float $timeout = 30.0, private int $maxRetries = 3)
+    {
+        $apiKey ??= getenv('CRM_API_KEY') ?: null;
+        if (!$apiKey) {
+            throw new \InvalidArgumentException('An API key is required: pass $apiKey or set CRM_API_KEY.');
+        }
+        $this->apiKey = $apiKey;
+        $this->baseUrl = rtrim($baseUrl ?? (getenv('CRM_BASE_URL') ?: 'http://localhost:3000/v1'), '/');
+        $this->customers = new Resource($this, 'customers', true);
+        $this->jobs = new Resource($this, 'jobs', true);
+        $this->emails = new Resource($this, 'emails', false);
+        $this->invoices = new Resource($this, 'invoices', true);
+        $this->estimates = new Resource($this, 'estimates', false);
+        $this->proposals = new Resource($this, 'proposals', false);
+        $this->transport = fn (string $method, string $url, array $headers, ?string $body) => $this->send($method, $url, $headers, $body);
+    }
+
+    public static function uuid(): string
+    {
+        $bytes = random_bytes(16);
+        $bytes[6] = chr(ord($bytes[6]) & 0x0f | 0x40);
+        $bytes[8] = chr(ord($bytes[8]) & 0x3f | 0x80);
+        return vsprintf('%s%s-%s-%s-%s-%s%s%s', str_split(bin2hex($bytes), 4));
+    }
+
+    /** One HTTP exchange: [status, lower-cased headers, body]. */
+    private function send(string $method, string $url, array $headers, ?string $body): array
+    {
+        $lines = [];
+        foreach ($headers as $name => $value) {
+            $lines[] = "$name: $value";
+        }
+        $context = stream_context_create(['http' => [
+            'method' => $method,
+            'header' => implode("\r\n", $lines),
+            'content' => $body ?? '',
+            'timeout' => $this->timeout,
+            'ignore_errors' => true,
+        ]]);
+        $response = @file_get_contents($url, false, $context);
+        if ($response === false || !isset($http_response_header)) {
+            throw new NetworkError("could not reach $url");
+        }
+        preg_match('#^HTTP/\S+ (\d{3})#', $http_response_header[0], $match);
+        $received = [];
+        foreach (array_slice($http_response_header, 1) as $line) {
+            [$name, $value] = array_map('trim', explode(':', $line, 2) + [1 => '']);
+            $received[strtolower($name)] = $value;
+        }
+        return [(int) $match[1], $received, $response];
+    }
+
+    public function request(string $method, string $path, array $query = [], ?array $body = null, ?string $idempotencyKey = null): array
+    {
+        $url = $this->baseUrl . $path . ($query ? '?' . http_build_query($query) : '');
+        $headers = ['Authorization' => "Bearer {$this->apiKey}", 'Accept' => 'application/json', 'User-Agent' => 'crm-client-php/' . self::VERSION];
+        $payload = null;
+        if ($body !== null) {
+            $headers['Content-Type'] = 'application/json';
+            $payload = json_encode($body, JSON_THROW_ON_ERROR);
+        }
+        if ($idempotencyKey !== null) {
+            $headers['Idempotency-Key'] = $idempotencyKey;
+        }
+        for ($attempt = 0; ; $attempt++) {
+            try {
+                [$status, $received, $raw] = ($this->transport)($method, $url, $headers, $payload);
+            } catch (NetworkError $error) {
+                if ($attempt >= $this->maxRetries) {
+                    throw $error;
+                }
+                usleep($this->backoff($attempt));
+                continue;
+            }
+            if (($status === 429 || $status === 503) && $attempt < $this->maxRetries) {
+                $retryAfter = $received['retry-after'] ?? '';
+                usleep(ctype_digit($retryAfter) ? (int) $retryAfter * 1_000_000 : $this->backoff($attempt));
+                continue;
+            }
+            $decoded = $raw === '' ? [] : json_decode($raw, true, 512, JSON_THROW_ON_ERROR);
+            if ($status >= 200 && $status < 300) {
+                return $decoded;
+            }
+            $class = match (true) {
+                $status === 401 => Unauthorized::class,
+                $status === 403 => Forbidden::class,
+                $status === 404 => NotFound::class,
+                $status === 429 => RateLimited::class,
+                $status >= 500 => ServerError::class,
+                default => BadRequest::class,
+            };
+            throw new $class($status, $decoded['code'] ?? 'UNKNOWN', $decoded['detail'] ?? '', $decoded['errors'] ?? [], $decoded['request_id'] ?? ($received['x-request-id'] ?? null));
+        }
+    }
+
+    /** Exponential backoff with full jitter, in microseconds: up to 0.5 s, 1 s, 2 s, ... */
+    private function backoff(int $attempt): int
+    {
+        return random_int(0, (int) (500_000 * 2 ** $attempt));
+    }
+}
