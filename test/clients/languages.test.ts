@@ -1,24 +1,65 @@
 // The Python, PHP and Ruby clients run their own tests, in their own language's standard
 // test tool, against the real server on a fresh embedded database.
 import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../helpers/api.js';
 
-const LANGUAGES: Array<{ name: string; command: string[] }> = [
-  { name: 'Python (unittest)', command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'] },
-  { name: 'Ruby (minitest)', command: ['ruby', 'clients/ruby/test/test_client.rb'] },
-  { name: 'PHP (plain assertions)', command: ['php', 'clients/php/tests/ClientTest.php'] },
+interface Language {
+  name: string;
+  dir: string;
+  command: string[];
+  /** How to run the README's example, saved as `file` in `dir`. */
+  example: { file: string; command: string[]; rewrite?: (code: string) => string };
+}
+
+const LANGUAGES: Language[] = [
+  {
+    name: 'JavaScript',
+    dir: 'clients/js',
+    command: [],
+    example: { file: 'readme-example.ts', command: [process.execPath, '--import', 'tsx', 'readme-example.ts'], rewrite: (code) => code.replace("'@crm/client'", "'./src/index.ts'") },
+  },
+  {
+    name: 'Python (unittest)',
+    dir: 'clients/python',
+    command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'],
+    example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
+  },
+  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], example: { file: 'readme_example.rb', command: ['ruby', 'readme_example.rb'] } },
+  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], example: { file: 'readme_example.php', command: ['php', 'readme_example.php'] } },
 ];
 
-function run(command: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(command[0]!, command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(command: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; output: string }> {
+  const child = spawn(command[0]!, command.slice(1), { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c));
   child.stderr.on('data', (c: Buffer) => (output += c));
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
 }
 
-describe.each(LANGUAGES)('$name client', ({ command }) => {
+describe.each(LANGUAGES)('$name client', ({ dir, example }) => {
+  it('runs the README example as written', async () => {
+    const api = await startApi('pglite', { key: { org: 'Acme' } });
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    const code = /```\w+\n([\s\S]*?)```/.exec(readme)![1]!;
+    const file = join(dir, example.file);
+    writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
+    try {
+      const result = await run(example.command, { CRM_API_KEY: api.keys.key!, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      expect(result.code, result.output).toBe(0);
+      expect(result.output).toMatch(/total/);
+    } finally {
+      rmSync(file, { force: true });
+      await api.stop();
+    }
+  });
+
+});
+
+// The JavaScript client's tests are vitest tests of their own (clients/js/test).
+describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ command }) => {
   it('passes its tests against the real server', async () => {
     const api = await startApi('pglite', { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' } }, { RATE_LIMIT_MAX: '1000' });
     const limited = await startApi('pglite', { key: { org: 'Limited' } }, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' });
