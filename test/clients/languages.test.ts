@@ -10,6 +10,8 @@ interface Language {
   name: string;
   dir: string;
   command: string[];
+  /** What the test tool prints when every test ran and passed (so "no tests" cannot pass). */
+  passed?: RegExp;
   /** How to run the README's example, saved as `file` in `dir`. */
   example: { file: string; command: string[]; rewrite?: (code: string) => string };
 }
@@ -25,10 +27,11 @@ const LANGUAGES: Language[] = [
     name: 'Python (unittest)',
     dir: 'clients/python',
     command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'],
+    passed: /Ran 6 tests[\s\S]*\nOK/,
     example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
   },
-  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], example: { file: 'readme_example.rb', command: ['ruby', 'readme_example.rb'] } },
-  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], example: { file: 'readme_example.php', command: ['php', 'readme_example.php'] } },
+  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /6 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', 'readme_example.rb'] } },
+  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /6 passed, 0 failed/, example: { file: 'readme_example.php', command: ['php', 'readme_example.php'] } },
 ];
 
 function run(command: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; output: string }> {
@@ -59,7 +62,7 @@ describe.each(LANGUAGES)('$name client', ({ dir, example }) => {
 });
 
 // The JavaScript client's tests are vitest tests of their own (clients/js/test).
-describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ command }) => {
+describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ command, passed }) => {
   it('passes its tests against the real server', async () => {
     const api = await startApi('pglite', { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' } }, { RATE_LIMIT_MAX: '1000' });
     const limited = await startApi('pglite', { key: { org: 'Limited' } }, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' });
@@ -72,6 +75,7 @@ describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ 
         CRM_LIMITED_KEY: limited.keys.key!,
       });
       expect(result.code, result.output).toBe(0);
+      expect(result.output).toMatch(passed!);
     } finally {
       await api.stop();
       await limited.stop();

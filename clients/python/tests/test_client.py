@@ -1,8 +1,10 @@
 """Runs against a real server: CRM_BASE_URL, CRM_API_KEY, CRM_READONLY_KEY, CRM_LIMITED_BASE_URL, CRM_LIMITED_KEY."""
+import json
 import os
 import sys
 import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from crm_client import BadRequest, Client, CrmError, Forbidden, NotFound, RateLimited, ServerError, Unauthorized  # noqa: E402
@@ -77,6 +79,17 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(state["dropped"])
         found = self.crm.customers.list(search="python exactly once")["data"]
         self.assertEqual([c["id"] for c in found], [created["id"]])
+
+    def test_covers_every_route_of_the_openapi_document(self):
+        with urllib.request.urlopen(os.environ["CRM_BASE_URL"] + "/openapi.json") as response:
+            document = json.load(response)
+        for path, methods in document["paths"].items():
+            resource = getattr(self.crm, path.split("/")[1])
+            for method in methods:
+                name = "create" if method == "post" else ("get" if path.endswith("{id}") else "list")
+                self.assertTrue(callable(getattr(resource, name)), f"{method} {path}")
+                if method == "post":
+                    self.assertTrue(resource._creatable, f"{method} {path}")
 
 
 if __name__ == "__main__":

@@ -67,4 +67,16 @@ class ClientTest < Minitest::Test
     found = @crm.customers.list(search: 'ruby exactly once')['data']
     assert_equal [created['id']], found.map { |c| c['id'] }
   end
+
+  def test_covers_every_route_of_the_openapi_document
+    document = JSON.parse(Net::HTTP.get(URI("#{ENV['CRM_BASE_URL']}/openapi.json")))
+    document['paths'].each do |path, methods|
+      resource = @crm.public_send(path.split('/')[1])
+      methods.each_key do |method|
+        name = method == 'post' ? :create : (path.end_with?('{id}') ? :get : :list)
+        assert resource.respond_to?(name), "#{method} #{path}"
+        assert resource.instance_variable_get(:@creatable), "#{method} #{path}" if method == 'post'
+      end
+    end
+  end
 end
