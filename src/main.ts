@@ -1,6 +1,6 @@
 // npm start: validate configuration, open and migrate the database, serve, and shut down
 // gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the database).
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { migrate } from './db/migrator.js';
@@ -38,7 +38,13 @@ const rateLimiter = createRateLimiter({
   log,
 });
 let stopping = false;
-const server = createServer(createApp({ db, log, rateLimiter, draining: () => stopping }));
+// Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
+const late = new WeakSet<IncomingMessage>();
+const app = createApp({ db, log, rateLimiter, draining: (arrived) => (arrived ? late.has(arrived) : stopping) });
+const server = createServer((req, res) => {
+  if (stopping) late.add(req);
+  void app(req, res);
+});
 server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

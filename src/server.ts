@@ -29,8 +29,12 @@ export interface AppDeps {
   db: Database;
   log: Logger;
   rateLimiter: RateLimiter;
-  /** True once shutdown has begun: new requests are refused and connections closed. */
-  draining?: () => boolean;
+  /**
+   * Shutdown state: without an argument, whether shutdown has begun (responses then close
+   * their connection); with a request, whether that request arrived after it began (and
+   * is refused rather than served).
+   */
+  draining?: (arrived?: IncomingMessage) => boolean;
 }
 
 const GRAPHIQL_EXAMPLE = `# Put your API key in the Headers tab below, then run this query.
@@ -226,7 +230,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     const logFields: Fields = {};
     let response: Response;
     try {
-      response = draining()
+      response = draining(serverContext.req)
         ? // Clients on kept-alive connections would otherwise keep a stopping server busy.
           problemResponse({ status: 503, code: 'UNAVAILABLE', detail: 'The server is shutting down; retry.', headers: { 'retry-after': '1' } }, requestId)
         : await route(request, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown', logFields);

@@ -1,4 +1,5 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import { invalidInput } from '../errors.js';
 import { builder } from './builder.js';
 import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
@@ -22,10 +23,15 @@ export const Customer = builder.prismaObject('Customer', {
 
 const CustomerPage = pageType('Customer', Customer);
 
+const MAX_SEARCH = 200;
+
 /** Case-insensitive substring of name or e-mail (backed by trigram indexes). */
 export function customerSearch(search: string | null | undefined) {
   const term = search?.trim();
   if (!term) return {};
+  if (term.length > MAX_SEARCH || term.includes('\u0000')) {
+    throw invalidInput([{ param: 'search', message: `must be at most ${MAX_SEARCH} characters, without NUL characters` }]);
+  }
   return {
     OR: [
       { name: { contains: term, mode: 'insensitive' as const } },

@@ -91,6 +91,8 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
     ['page=99999999999', 'page'],
     ['sort=name', 'sort'],
     ['search=a&search=b', 'search'],
+    ['search=a%00b', 'search'],
+    [`search=${'x'.repeat(201)}`, 'search'],
   ])('GET ?%s is a 400 naming %s', async (query, param) => {
     const response = await acme.get(`/customers?${query}`);
     expect(response.status).toBe(400);
