@@ -139,7 +139,8 @@ export function createAccountPages(prisma: PrismaClient, log: Logger) {
       if (perAccount.blocked(throttleKeys) || perAddress.blocked([`address:${clientAddress}`])) {
         return again('Too many failed attempts. Wait a few minutes and try again.', 429);
       }
-      const user = email ? await prisma.user.findUnique({ where: { email } }) : null;
+      // PostgreSQL text cannot hold NUL; such an address cannot belong to anyone.
+      const user = email && email.length <= 254 && !email.includes('\u0000') ? await prisma.user.findUnique({ where: { email } }) : null;
       const valid = await verifyPassword(form.get('password') ?? '', user?.passwordHash ?? DUMMY_HASH);
       if (!user || !valid) {
         perAccount.fail(throttleKeys);
@@ -172,7 +173,7 @@ export function createAccountPages(prisma: PrismaClient, log: Logger) {
         const expires = form.get('expires') ?? '';
         const expiresAt = expires ? new Date(`${expires}T23:59:59.999Z`) : null;
         const error =
-          !name || name.length > 100
+          !name || name.length > 100 || name.includes('\u0000')
             ? 'Give the key a name of at most 100 characters.'
             : scopes.length === 0
               ? 'Choose at least one scope.'

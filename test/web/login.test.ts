@@ -43,6 +43,10 @@ describe('login', () => {
     expect(response.headers.get('set-cookie')).not.toContain('crm_session');
   });
 
+  it('a hostile e-mail (NUL byte) is just a failed login, not a server error', async () => {
+    expect((await attempt('owner\u0000@acme.example', 'x')).status).toBe(401);
+  });
+
   it('after 10 failures on an account, even the right password waits', async () => {
     for (let i = 0; i < 10; i++) expect((await attempt('owner@acme.example', `wrong ${i}`)).status).toBe(401);
     const blocked = await attempt('owner@acme.example', 'the right password');
