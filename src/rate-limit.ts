@@ -33,8 +33,28 @@ export interface RateLimitOptions {
 
 const FIELD = 'requests';
 
-function limiterOn(store: Store) {
-  return getGraphQLRateLimiter({ identifyContext: (ctx: { identity: string }) => ctx.identity, store });
+/**
+ * One limiter call on `store`, remembering the timestamps it read or wrote: graphql-rate-limit
+ * answers only "limited or not", and reading the window again for the headers would cost a
+ * second round trip to Redis on every request.
+ */
+async function limitOnce(store: Store, identity: string, units: number, options: { max: number; window: string; readOnly: boolean }) {
+  let seen: readonly number[] = [];
+  const recording: Store = {
+    async getForIdentity(id) {
+      return (seen = await store.getForIdentity(id));
+    },
+    async setForIdentity(id, timestamps, windowMs) {
+      seen = timestamps;
+      await store.setForIdentity(id, timestamps, windowMs);
+    },
+  };
+  const limiter = getGraphQLRateLimiter({ identifyContext: (ctx: { identity: string }) => ctx.identity, store: recording });
+  const message = await limiter(
+    { parent: undefined, args: { units: new Array(units) }, context: { identity }, info: { fieldName: FIELD } as GraphQLResolveInfo },
+    { ...options, arrayLengthField: 'units', uncountRejected: true },
+  );
+  return { message, timestamps: seen };
 }
 
 export function createRateLimiter({ max, windowSeconds, redisUrl, log }: RateLimitOptions): RateLimiter {
@@ -45,18 +65,14 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, log }: RateLim
     : undefined;
   redis?.on('error', () => undefined); // reported below, once per outage
   const stores: Store[] = redis ? [new RedisStore(redis), memory] : [memory];
-  const limiters = stores.map(limiterOn);
   let degraded = false;
 
   async function run(identity: string, units: number, readOnly: boolean): Promise<RateState> {
     for (let i = 0; i < stores.length; i++) {
       try {
-        const message = await limiters[i]!(
-          { parent: undefined, args: { units: new Array(units) }, context: { identity }, info: { fieldName: FIELD } as GraphQLResolveInfo },
-          { max, window: `${windowSeconds}s`, arrayLengthField: 'units', readOnly, uncountRejected: true },
-        );
+        const { message, timestamps } = await limitOnce(stores[i]!, identity, units, { max, window: `${windowSeconds}s`, readOnly });
         const now = Date.now();
-        const recent = (await stores[i]!.getForIdentity({ contextIdentity: identity, fieldIdentity: FIELD })).filter((t) => t + windowMs > now);
+        const recent = timestamps.filter((t) => t + windowMs > now);
         if (i === 0 && degraded) {
           degraded = false;
           log.warn('rate limits are shared through Redis again');

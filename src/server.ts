@@ -5,7 +5,7 @@
 // that same pipeline.
 import type { IncomingMessage } from 'node:http';
 import { createServerAdapter } from '@whatwg-node/server';
-import { GraphQLError, parse, type DocumentNode, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
@@ -22,6 +22,7 @@ import type { Fields, Logger } from './logger.js';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
 import { handleRest, ProblemError, readBody, type Execute } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
+import type { Route } from './rest/routes.js';
 import { schema } from './schema/index.js';
 import { createAccountPages } from './web/account.js';
 
@@ -120,17 +121,16 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     }
   }
 
-  // REST operations are fixed documents: parsed once, then executed on the same envelop
-  // pipeline /graphql uses (context, query bounds, rate units, scopes, error policy),
-  // without a detour through an HTTP request and its JSON.
-  const parsed = new Map<string, DocumentNode>();
-  async function executeParsed(request: Request, query: string, variables: Record<string, unknown>, serverContext: ServerContext) {
-    let document = parsed.get(query);
-    if (!document) parsed.set(query, (document = parse(query)));
-    const enveloped = yoga.getEnveloped({ ...serverContext, request, params: { query, variables } });
+  // REST operations are fixed documents, parsed when the route table is built, executed on
+  // the same envelop pipeline /graphql uses (context, query bounds, rate units, scopes,
+  // error policy) without a detour through an HTTP request and its JSON.
+  async function executeRoute(request: Request, route: Route, variables: Record<string, unknown>, serverContext: ServerContext) {
+    const enveloped = yoga.getEnveloped({ ...serverContext, request, params: { query: route.document, variables } });
     try {
       const contextValue = await enveloped.contextFactory();
-      return (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult<{ result: unknown } | null>;
+      return (await enveloped.execute({ schema: enveloped.schema, document: route.parsed, contextValue, variableValues: variables })) as ExecutionResult<{
+        result: unknown;
+      } | null>;
     } catch (error) {
       return { errors: [safeError(error, log, serverContext.requestId)] };
     }
@@ -213,7 +213,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
         requestId,
       );
     }
-    const execute: Execute = (document, variables) => executeParsed(request, document, variables, { requestId, admission });
+    const execute: Execute = (route, variables) => executeRoute(request, route, variables, { requestId, admission });
     const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
     const response =
       match.route.kind === 'create'

@@ -12,7 +12,7 @@ import type { QueryParam, Route } from './routes.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_INT = 2_147_483_647;
 /** Runs a route's operation on the GraphQL pipeline. */
-export type Execute = (document: string, variables: Record<string, unknown>) => Promise<ExecutionResult<{ result: unknown } | null>>;
+export type Execute = (route: Route, variables: Record<string, unknown>) => Promise<ExecutionResult<{ result: unknown } | null>>;
 
 export class ProblemError extends Error {
   constructor(readonly problem: Problem) {
@@ -103,7 +103,7 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       const name = [...url.searchParams.keys()][0]!;
       throw badRequest(`Unknown query parameter ${name}.`, [{ param: name, message: 'is not a parameter of this endpoint' }]);
     }
-    const result = await execute(route.document, variables);
+    const result = await execute(route, variables);
     const error = result.errors?.[0];
     const data = result.data?.result;
     if (error) {

@@ -32,25 +32,25 @@ export class InputCheck {
     return trimmed.length === 0 ? null : trimmed;
   }
 
-  email(param: string, value: string | null | undefined, { required = false } = {}): string | null {
+  /** A text that must also match a format; one error per field, the first that applies. */
+  private formatted(param: string, value: string | null | undefined, limits: { max: number; required?: boolean }, valid: (text: string) => boolean, message: string) {
     const before = this.errors.length;
-    const text = this.text(param, value, { max: 254, required });
-    if (text !== null && this.errors.length === before && !EMAIL.test(text)) this.fail(param, 'must be a valid e-mail address');
-    return text?.toLowerCase() ?? null;
-  }
-
-  phone(param: string, value: string | null | undefined): string | null {
-    const before = this.errors.length;
-    const text = this.text(param, value, { max: 16 });
-    if (text !== null && this.errors.length === before && !E164.test(text)) this.fail(param, 'must be in E.164 format: + then 8 to 15 digits');
+    const text = this.text(param, value, limits);
+    if (text !== null && this.errors.length === before && !valid(text)) this.fail(param, message);
     return text;
   }
 
+  email(param: string, value: string | null | undefined, { required = false } = {}): string | null {
+    return this.formatted(param, value, { max: 254, required }, (t) => EMAIL.test(t), 'must be a valid e-mail address')?.toLowerCase() ?? null;
+  }
+
+  phone(param: string, value: string | null | undefined): string | null {
+    return this.formatted(param, value, { max: 16 }, (t) => E164.test(t), 'must be in E.164 format: + then 8 to 15 digits');
+  }
+
   currency(param: string, value: string | null | undefined): string {
-    const before = this.errors.length;
-    const text = this.text(param, value, { max: 3, required: true });
-    if (text !== null && this.errors.length === before && !(/^[A-Z]{3}$/.test(text) && CURRENCIES.has(text))) this.fail(param, 'must be an ISO 4217 currency code such as USD');
-    return text ?? '';
+    const valid = (t: string) => /^[A-Z]{3}$/.test(t) && CURRENCIES.has(t);
+    return this.formatted(param, value, { max: 3, required: true }, valid, 'must be an ISO 4217 currency code such as USD') ?? '';
   }
 
   amount(param: string, value: number | null | undefined, { required = true } = {}): number {

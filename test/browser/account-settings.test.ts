@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
@@ -8,6 +8,13 @@ import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 
 const EMAIL = 'owner@acme.example';
 const PASSWORD = 'correct horse battery staple';
+
+/** Fills and sends the login form the page shows. */
+async function submitLogin(page: Page, password: string) {
+  await page.fill('#email', EMAIL);
+  await page.fill('#password', password);
+  await page.click('button[type=submit]');
+}
 
 describe('account settings in a browser', () => {
   let api: Api;
@@ -31,14 +38,10 @@ describe('account settings in a browser', () => {
     await page.goto(`${api.url}/settings/api-keys`);
     expect(new URL(page.url()).pathname).toBe('/login');
 
-    await page.fill('#email', EMAIL);
-    await page.fill('#password', 'wrong password!');
-    await page.click('button[type=submit]');
+    await submitLogin(page, 'wrong password!');
     await expect(page.locator('[role=alert]').textContent()).resolves.toContain('Wrong e-mail or password');
 
-    await page.fill('#email', EMAIL);
-    await page.fill('#password', PASSWORD);
-    await page.click('button[type=submit]');
+    await submitLogin(page, PASSWORD);
     expect(new URL(page.url()).pathname).toBe('/settings/api-keys');
     await expect(page.locator('h1').textContent()).resolves.toContain('Acme');
     await page.screenshot({ path: join(ARTIFACTS, 'api-keys-empty.png'), fullPage: true });
@@ -80,9 +83,7 @@ describe('account settings in a browser', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(`${api.url}/login`);
-    await page.fill('#email', EMAIL);
-    await page.fill('#password', PASSWORD);
-    await page.click('button[type=submit]');
+    await submitLogin(page, PASSWORD);
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name === 'crm_session')!;
     expect(session.httpOnly).toBe(true);
@@ -102,9 +103,7 @@ describe('account settings in a browser', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(`${api.url}/login`);
-    await page.fill('#email', EMAIL);
-    await page.fill('#password', PASSWORD);
-    await page.click('button[type=submit]');
+    await submitLogin(page, PASSWORD);
     await expect(page.locator('body').textContent()).resolves.not.toContain('other');
     // Revoking another organization's key id through a crafted form changes nothing.
     const db = await openDatabase({ databaseUrl: api.db.env.DATABASE_URL, dataDir: '' });
