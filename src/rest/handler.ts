@@ -32,7 +32,8 @@ function queryVariables(url: URL, params: QueryParam[]): Record<string, unknown>
   for (const [name, raw] of url.searchParams) {
     const param = known.get(name);
     if (!param) {
-      errors.push({ param: name, message: `is not a parameter of this endpoint (known: ${params.map((p) => p.name).join(', ')})` });
+      const known = params.length > 0 ? ` (known: ${params.map((p) => p.name).join(', ')})` : '';
+      errors.push({ param: name, message: `is not a parameter of this endpoint${known}` });
       continue;
     }
     if (seen.has(name)) {
@@ -97,12 +98,9 @@ function errorProblem(error: GraphQLError): Problem {
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
   let response: Response;
   try {
-    const variables =
-      route.kind === 'list' ? queryVariables(url, route.params) : route.kind === 'item' ? { id } : await bodyVariables(request, route);
-    if (route.kind !== 'list' && [...url.searchParams.keys()].length > 0) {
-      const name = [...url.searchParams.keys()][0]!;
-      throw badRequest(`Unknown query parameter ${name}.`, [{ param: name, message: 'is not a parameter of this endpoint' }]);
-    }
+    // Items and creates take no query parameters: the same check refuses any that come.
+    const queried = queryVariables(url, route.params);
+    const variables = route.kind === 'list' ? queried : route.kind === 'item' ? { id } : await bodyVariables(request, route);
     const result = await execute(route, variables);
     const error = result.errors?.[0];
     const data = result.data?.result;

@@ -188,6 +188,16 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
     created.push(createdAlt.body);
   });
 
+  it('get-one and create routes take no query parameters', async () => {
+    const item = await acme.get(`/customers/${created[0]!.id}?expand=jobs`);
+    expect(item.status).toBe(400);
+    expect(item.body.errors).toEqual([{ param: 'expand', message: 'is not a parameter of this endpoint' }]);
+    const create = await acme.post('/customers?dry_run=1', { name: 'Never created' });
+    expect(create.status).toBe(400);
+    expect(create.body.errors[0].param).toBe('dry_run');
+    expect((await acme.get('/customers?search=never')).body.pagination.total).toBe(0);
+  });
+
   it('an unsupported method is a 405 with Allow', async () => {
     const collection = await call(`${api.url}/v1/customers`, { method: 'DELETE', key: api.keys.acme });
     expect(collection.status).toBe(405);

@@ -4,16 +4,25 @@ import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
 import { makeKeys } from '../helpers/api.js';
 import { lastLine, runNpm, startServer } from '../helpers/processes.js';
 
-/** Sends the start of a POST and holds the rest back, so the request stays in flight. */
+/**
+ * Sends the start of a POST and holds the rest back, so the request stays in flight.
+ * `Expect: 100-continue` makes the server say when it has taken the request in, so the
+ * test does not depend on timing.
+ */
 function halfSentRequest(url: string, key: string, body: string) {
   const { port } = new URL(url);
   const socket = net.connect(Number(port), '127.0.0.1');
   let response = '';
-  socket.on('data', (chunk) => (response += chunk.toString()));
+  let arrived: () => void;
+  const taken = new Promise<void>((resolve) => (arrived = resolve));
+  socket.on('data', (chunk) => {
+    response += chunk.toString();
+    if (response.includes('100 Continue')) arrived();
+  });
   const done = new Promise<string>((resolve) => socket.on('close', () => resolve(response)));
-  const head = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAuthorization: Bearer ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
-  const sent = new Promise<void>((resolve) => socket.write(head + body.slice(0, 10), () => resolve()));
-  return { sent, finish: () => socket.end(body.slice(10)), done };
+  const head = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAuthorization: Bearer ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`;
+  socket.write(head + body.slice(0, 10));
+  return { taken, finish: () => socket.end(body.slice(10)), done };
 }
 
 describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
@@ -23,8 +32,7 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
     const server = await startServer(db.env);
     try {
       const inFlight = halfSentRequest(server.url, key!, JSON.stringify({ query: '{ apiVersion }' }));
-      await inFlight.sent;
-      await new Promise((r) => setTimeout(r, 200));
+      await inFlight.taken;
       server.process.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));
 
@@ -34,7 +42,7 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
       expect(['refused', 503]).toContain(late);
       inFlight.finish();
       const raw = await inFlight.done;
-      expect(raw).toMatch(/^HTTP\/1\.1 200/);
+      expect(raw).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200/);
       expect(raw).toContain('{"data":{"apiVersion":"1"}}');
       expect(await server.exited).toBe(0);
       expect(server.output()).toContain('"msg":"stopped"');
