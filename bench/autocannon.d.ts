@@ -6,7 +6,14 @@ declare module 'autocannon' {
     method?: string;
     headers?: Record<string, string>;
     body?: string;
-    requests?: Array<{ method?: string; path?: string; headers?: Record<string, string>; body?: string }>;
+    requests?: Array<{
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      /** Called before each request; returns the request to send. */
+      setupRequest?: (request: { headers?: Record<string, string> }) => object;
+    }>;
   }
   interface Result {
     requests: { average: number; total: number };

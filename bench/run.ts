@@ -72,23 +72,50 @@ interface Row {
   rssMb: number;
 }
 
-/** Every system must answer the scenario correctly before its speed means anything. */
-async function verify(scenario: string, server: Server, request: { path: string; method?: string; headers?: Record<string, string>; body?: string }) {
-  const response = await fetch(server.url + request.path, { method: request.method ?? 'GET', headers: request.headers, body: request.body });
-  const text = await response.text();
-  if (!response.ok || text.includes('"errors"')) throw new Error(`${server.name} answered ${scenario} with ${response.status}: ${text.slice(0, 300)}`);
+interface Scenario {
+  path: string;
+  method?: string;
+  body?: string;
+  /** Sent with an API key; every system gets the same rotating header, which the references ignore. */
+  keyed?: boolean;
 }
 
-async function measure(scenario: string, server: Server, request: { path: string; method?: string; headers?: Record<string, string>; body?: string }): Promise<Row> {
-  await verify(scenario, server, request);
-  const options = { url: server.url + request.path, connections: CONNECTIONS, method: request.method ?? 'GET', headers: request.headers, body: request.body };
+// The service runs with its default rate limit (600 requests per key per minute), as in
+// production: the load comes from many keys, each within its allowance, rather than from
+// one key the limiter would refuse. Each request takes the next key.
+const KEYS = 256;
+let keys: string[] = [];
+let nextKey = 0;
+const authorization = () => `Bearer ${keys[nextKey++ % keys.length]}`;
+
+function headersOf(scenario: Scenario): Record<string, string> {
+  return { ...(scenario.body ? { 'content-type': 'application/json' } : {}), ...(scenario.keyed ? { authorization: authorization() } : {}) };
+}
+
+/** Every system must answer the scenario correctly before its speed means anything. */
+async function verify(name: string, server: Server, scenario: Scenario) {
+  const response = await fetch(server.url + scenario.path, { method: scenario.method ?? 'GET', headers: headersOf(scenario), body: scenario.body });
+  const text = await response.text();
+  if (!response.ok || text.includes('"errors"')) throw new Error(`${server.name} answered ${name} with ${response.status}: ${text.slice(0, 300)}`);
+}
+
+async function measure(name: string, server: Server, scenario: Scenario): Promise<Row> {
+  await verify(name, server, scenario);
+  const request = {
+    method: scenario.method ?? 'GET',
+    path: scenario.path,
+    body: scenario.body,
+    headers: headersOf(scenario),
+    ...(scenario.keyed ? { setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, authorization: authorization() } }) } : {}),
+  };
+  const options = { url: server.url, connections: CONNECTIONS, requests: [request] };
   await autocannon({ ...options, duration: WARMUP });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.process.pid!))), 250);
   const result = await autocannon({ ...options, duration: DURATION });
   clearInterval(sampler);
   const row = {
-    scenario,
+    scenario: name,
     system: server.name,
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
@@ -131,30 +158,31 @@ function markdown(rows: Row[], extra: string[]): string {
 async function bench() {
   const customers = Number(values.customers);
   console.log(`Seeding ${customers} customers...`);
-  const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers);
+  const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers, KEYS);
+  keys = data.keys;
   const coldMs = await coldStart(data);
-  const auth = { authorization: `Bearer ${data.key}` };
-  const json = { ...auth, 'content-type': 'application/json' };
   const rows: Row[] = [];
-  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl, RATE_LIMIT_MAX: '1000000000' });
+  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl });
   const reference = await start('node:http + pg', 'bench/reference-server.ts', { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
   const listQuery = '{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }';
   try {
-    rows.push(await measure('REST list limit=20', reference, { path: '/v1/customers?limit=20' }));
-    rows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20', headers: auth }));
-    rows.push(await measure('REST list page=500', reference, { path: '/v1/customers?limit=20&page=500' }));
-    rows.push(await measure('REST list page=500', service, { path: '/v1/customers?limit=20&page=500', headers: auth }));
-    rows.push(await measure('REST list search=grace', reference, { path: '/v1/customers?limit=20&search=grace' }));
-    rows.push(await measure('REST list search=grace', service, { path: '/v1/customers?limit=20&search=grace', headers: auth }));
-    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}`, headers: auth }));
-    rows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', headers: json, body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
-    rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid', headers: auth }));
-    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', headers: json, body: JSON.stringify({ query: listQuery }) }));
+    for (const [name, path] of [
+      ['REST list limit=20', '/v1/customers?limit=20'],
+      ['REST list page=500', '/v1/customers?limit=20&page=500'],
+      ['REST list search=grace', '/v1/customers?limit=20&search=grace'],
+    ] as const) {
+      rows.push(await measure(name, reference, { path, keyed: true }));
+      rows.push(await measure(name, service, { path, keyed: true }));
+    }
+    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}`, keyed: true }));
+    rows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', keyed: true, body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
+    rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid', keyed: true }));
+    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', keyed: true, body: JSON.stringify({ query: listQuery }) }));
     rows.push(
       await measure('graphql nested (20 customers, jobs, invoices)', service, {
         path: '/graphql',
         method: 'POST',
-        headers: json,
+        keyed: true,
         body: JSON.stringify({ query: '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }' }),
       }),
     );
@@ -171,7 +199,7 @@ async function bench() {
     const peer = await start('PostGraphile 4.14', 'bench/peer/server.mjs', { DATABASE_URL: data.databaseUrl });
     const peerQuery = `{ allCustomers(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { organizationId: "${data.organizationId}" }) { nodes { id name email phone createdAt updatedAt } totalCount } }`;
     try {
-      rows.push(await measure('graphql list limit=20', peer, { path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: peerQuery }) }));
+      rows.push(await measure('graphql list limit=20', peer, { path: '/graphql', method: 'POST', keyed: true, body: JSON.stringify({ query: peerQuery }) }));
     } finally {
       peer.process.kill('SIGTERM');
     }
@@ -188,11 +216,12 @@ async function bench() {
 
 async function soak() {
   const minutes = Number(values.minutes);
-  const data = await seedBenchDatabase(ADMIN_URL, 'crm_soak', 10_000);
-  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl, RATE_LIMIT_MAX: '1000000000' });
-  const auth = { authorization: `Bearer ${data.key}` };
-  const json = { ...auth, 'content-type': 'application/json' };
-  await autocannon({ url: service.url + '/v1/customers', headers: auth, connections: 16, duration: 5 });
+  const data = await seedBenchDatabase(ADMIN_URL, 'crm_soak', 10_000, KEYS);
+  keys = data.keys;
+  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl });
+  const keyed = { setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, authorization: authorization() } }) };
+  const json = { 'content-type': 'application/json' };
+  await autocannon({ url: service.url, connections: 16, duration: 5, requests: [{ path: '/v1/customers', ...keyed }] });
   const rssStart = rssMb(service.process.pid!);
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(rssMb(service.process.pid!)), 5000);
@@ -201,11 +230,11 @@ async function soak() {
     connections: 16,
     duration: minutes * 60,
     requests: [
-      { method: 'GET', path: '/v1/customers?limit=20', headers: auth },
-      { method: 'GET', path: '/v1/customers?search=ada&limit=10', headers: auth },
-      { method: 'POST', path: '/v1/customers', headers: json, body: JSON.stringify({ name: 'Soak', email: 'soak@example.com' }) },
-      { method: 'GET', path: '/v1/invoices?status=paid', headers: auth },
-      { method: 'POST', path: '/graphql', headers: json, body: JSON.stringify({ query: '{ customers(limit: 10) { data { name jobs(limit: 3) { title } } } }' }) },
+      { method: 'GET', path: '/v1/customers?limit=20', ...keyed },
+      { method: 'GET', path: '/v1/customers?search=ada&limit=10', ...keyed },
+      { method: 'POST', path: '/v1/customers', headers: json, body: JSON.stringify({ name: 'Soak', email: 'soak@example.com' }), ...keyed },
+      { method: 'GET', path: '/v1/invoices?status=paid', ...keyed },
+      { method: 'POST', path: '/graphql', headers: json, body: JSON.stringify({ query: '{ customers(limit: 10) { data { name jobs(limit: 3) { title } } } }' }), ...keyed },
     ],
   });
   clearInterval(sampler);

@@ -9,14 +9,15 @@ import { migrate } from '../src/db/migrator.js';
 export interface BenchData {
   databaseUrl: string;
   organizationId: string;
-  key: string;
+  /** Many keys of the measured organization, so each stays within the default rate limit. */
+  keys: string[];
   customerId: string;
 }
 
 const FIRST = ['Ada', 'Grace', 'Alan', 'Katherine', 'Linus', 'Margaret', 'Tim', 'Barbara', 'Dennis', 'Frances', 'Ken', 'Radia'];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Torvalds', 'Hamilton', 'Lee', 'Liskov', 'Ritchie', 'Allen', 'Thompson', 'Perlman'];
 
-export async function seedBenchDatabase(adminUrl: string, name: string, customers: number): Promise<BenchData> {
+export async function seedBenchDatabase(adminUrl: string, name: string, customers: number, keyCount = 1): Promise<BenchData> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -88,9 +89,10 @@ export async function seedBenchDatabase(adminUrl: string, name: string, customer
       UNION ALL SELECT organization_id, 'emails', type::text, count(*) FROM emails GROUP BY organization_id, type
       UNION ALL SELECT organization_id, 'invoices', status::text, count(*) FROM invoices GROUP BY organization_id, status`);
     await db.sql.query('VACUUM ANALYZE');
-    const { key } = await createApiKey(db.prisma, { organizationId: main.id, name: 'bench', scopes: [...SCOPES] });
+    const keys: string[] = [];
+    for (let i = 0; i < keyCount; i++) keys.push((await createApiKey(db.prisma, { organizationId: main.id, name: `bench ${i}`, scopes: [...SCOPES] })).key);
     const [customer] = await db.sql.query<{ id: string }>('SELECT id FROM customers WHERE organization_id = $1 ORDER BY created_at DESC LIMIT 1 OFFSET 100', [main.id]);
-    return { databaseUrl, organizationId: main.id, key, customerId: customer!.id };
+    return { databaseUrl, organizationId: main.id, keys, customerId: customer!.id };
   } finally {
     await db.close();
   }

@@ -5,6 +5,26 @@ import { LOG_LEVELS, type LogLevel } from './config.js';
 export type Fields = Record<string, unknown>;
 export type Logger = Record<Exclude<LogLevel, 'silent'>, (msg: string, fields?: Fields) => void>;
 
+/**
+ * Lines to stdout, gathered and written once per turn of the event loop: stdout to a file
+ * or pipe is synchronous in Node, one system call per line, and under load a request log
+ * line per request cost more than some queries. What is still gathered at exit is written.
+ */
+export function bufferedStdout(): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    process.stdout.write(text);
+  };
+  process.on('exit', flush);
+  return (line) => {
+    if (pending.push(line) === 1) setImmediate(flush);
+    else if (pending.length >= 1000) flush();
+  };
+}
+
 export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
   const threshold = level === 'silent' ? -1 : LOG_LEVELS.indexOf(level);
   const at = (name: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Fields) => {

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { migrate } from './db/migrator.js';
-import { createLogger, errorFields } from './logger.js';
+import { bufferedStdout, createLogger, errorFields } from './logger.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createApp } from './server.js';
 
@@ -19,7 +19,7 @@ try {
   process.exit(1);
 }
 
-const log = createLogger(config.logLevel);
+const log = createLogger(config.logLevel, bufferedStdout());
 let db;
 try {
   db = await openDatabase(config);

@@ -4,7 +4,7 @@
 // When Redis is unreachable the limiter falls back to this instance's memory (logged),
 // and returns to Redis as soon as it answers again.
 import type { GraphQLResolveInfo } from 'graphql';
-import { getGraphQLRateLimiter, InMemoryStore, RedisStore, type Store } from 'graphql-rate-limit';
+import { getGraphQLRateLimiter, RedisStore, type Store } from 'graphql-rate-limit';
 import { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
 
@@ -32,6 +32,40 @@ export interface RateLimitOptions {
 }
 
 const FIELD = 'requests';
+const SWEEP_MS = 60_000;
+
+type Identity = Parameters<Store['getForIdentity']>[0];
+
+/**
+ * graphql-rate-limit's Store in this process's memory. Its own InMemoryStore copies every
+ * identity's state on each write and never forgets an identity, so its cost and size grow
+ * with every key and address ever seen; here a window is one Map entry, dropped once it ends.
+ */
+export class MemoryStore implements Store {
+  private readonly windows = new Map<string, { timestamps: readonly number[]; endsAt: number }>();
+  private readonly sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_MS).unref();
+
+  getForIdentity(identity: Identity): readonly number[] {
+    const window = this.windows.get(`${identity.contextIdentity}:${identity.fieldIdentity}`);
+    return window && window.endsAt > Date.now() ? window.timestamps : [];
+  }
+
+  setForIdentity(identity: Identity, timestamps: readonly number[], windowMs = 0): void {
+    const key = `${identity.contextIdentity}:${identity.fieldIdentity}`;
+    if (timestamps.length === 0) this.windows.delete(key);
+    else this.windows.set(key, { timestamps, endsAt: Date.now() + windowMs });
+  }
+
+  /** Forgets the windows that ended before `now`; returns how many are left. */
+  sweep(now: number): number {
+    for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
+    return this.windows.size;
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+}
 
 /**
  * One limiter call on `store`, remembering the timestamps it read or wrote: graphql-rate-limit
@@ -59,7 +93,7 @@ async function limitOnce(store: Store, identity: string, units: number, options:
 
 export function createRateLimiter({ max, windowSeconds, redisUrl, log }: RateLimitOptions): RateLimiter {
   const windowMs = windowSeconds * 1000;
-  const memory = new InMemoryStore();
+  const memory = new MemoryStore();
   const redis = redisUrl
     ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectTimeout: 2000, lazyConnect: false })
     : undefined;
@@ -72,17 +106,22 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, log }: RateLim
       try {
         const { message, timestamps } = await limitOnce(stores[i]!, identity, units, { max, window: `${windowSeconds}s`, readOnly });
         const now = Date.now();
-        const recent = timestamps.filter((t) => t + windowMs > now);
+        let recent = 0;
+        let oldest = now;
+        for (const t of timestamps) {
+          if (t + windowMs <= now) continue;
+          recent++;
+          if (t < oldest) oldest = t;
+        }
         if (i === 0 && degraded) {
           degraded = false;
           log.warn('rate limits are shared through Redis again');
         }
-        const oldest = recent.length > 0 ? Math.min(...recent) : now;
         return {
           limit: max,
-          remaining: Math.max(0, max - recent.length),
-          resetSeconds: recent.length > 0 ? Math.max(1, Math.ceil((oldest + windowMs - now) / 1000)) : windowSeconds,
-          limited: message !== undefined || (readOnly && recent.length >= max),
+          remaining: Math.max(0, max - recent),
+          resetSeconds: recent > 0 ? Math.max(1, Math.ceil((oldest + windowMs - now) / 1000)) : windowSeconds,
+          limited: message !== undefined || (readOnly && recent >= max),
         };
       } catch (error) {
         if (i === stores.length - 1) throw error;
@@ -99,6 +138,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, log }: RateLim
     consume: (identity, units = 1) => run(identity, units, false),
     peek: (identity) => run(identity, 0, true),
     async close() {
+      memory.close();
       redis?.disconnect();
     },
   };

@@ -25,6 +25,7 @@ import { matchRest } from './rest/router.js';
 import type { Route } from './rest/routes.js';
 import { schema } from './schema/index.js';
 import { createAccountPages } from './web/account.js';
+import { Request, Response } from './http/fetch.js';
 
 export interface AppDeps {
   db: Database;
@@ -64,9 +65,9 @@ function wantsGraphiQL(request: Request): boolean {
 }
 
 export function createApp({ db, log, rateLimiter, draining = () => false }: AppDeps) {
-  const authenticator = createAuthenticator(db.prisma, log);
+  const authenticator = createAuthenticator(db, log);
   const tenants = tenantClients(db.prisma);
-  const accountPages = createAccountPages(db.prisma, log);
+  const accountPages = createAccountPages(db.prisma, log, authenticator.forget);
   const once = createIdempotency(db.prisma);
 
   const yoga = createYoga<ServerContext, Context>({

@@ -1,7 +1,14 @@
 // Turns an Authorization header into the caller's organization and scopes. Every failure
 // (missing, malformed, unknown, revoked, expired) is the same 401, so a caller cannot
 // probe which keys exist.
+//
+// Valid keys are remembered for a minute, so most requests skip a database round trip.
+// A change to a key (revoked, expired, re-scoped, deleted) is announced by a trigger on
+// api_keys (NOTIFY api_key_changes) to every instance, which forgets that key at once;
+// while the listening connection is down nothing is remembered at all.
 import { timingSafeEqual } from 'node:crypto';
+import type { Database } from '../db/connection.js';
+import type { Subscription } from '../db/notifications.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { apiError } from '../errors.js';
@@ -23,9 +30,66 @@ export function unauthenticated() {
 
 // last_used_at is informational: write it at most once a minute per key per instance.
 const LAST_USED_INTERVAL_MS = 60_000;
+export const KEY_CHANGES_CHANNEL = 'api_key_changes';
+const CACHE_TTL_MS = 60_000;
+const CACHE_MAX_KEYS = 10_000;
 
-export function createAuthenticator(prisma: PrismaClient, log: Logger) {
+interface Remembered {
+  auth: Auth;
+  hash: string;
+  expiresAt: number;
+  until: number;
+}
+
+export interface Authenticator {
+  (authorization: string | null): Promise<Auth>;
+  /** Forgets a key at once (this instance changed it; the others hear of it by NOTIFY). */
+  forget(keyId: string): void;
+}
+
+/** The subscription is closed with the database. */
+export function createAuthenticator(db: Pick<Database, 'prisma' | 'listen'>, log: Logger): Authenticator {
+  const { prisma } = db;
   const lastUsedWrites = new Map<string, number>();
+  const remembered = new Map<string, Remembered>();
+  // Bumped on every change notice, so a lookup that raced one is not remembered.
+  let generation = 0;
+  const forget = (keyId: string) => {
+    generation++;
+    for (const [hash, entry] of remembered) if (entry.auth.keyId === keyId) remembered.delete(hash);
+  };
+  // Until the subscription is in place, nothing is remembered.
+  let changes: Subscription | undefined;
+  db.listen(KEY_CHANGES_CHANNEL, {
+    notify: forget,
+    lost() {
+      generation++;
+      remembered.clear();
+      log.warn('lost the key-change notifications; API keys are looked up on every request until they return');
+    },
+    restored: () => log.info('key-change notifications are back'),
+  }).then(
+    (subscription) => (changes = subscription),
+    (error: Error) => log.warn('cannot listen for key changes; API keys are looked up on every request', { error: error.message }),
+  );
+  const live = () => changes?.live() ?? false;
+
+  function remember(hash: string, auth: Auth, expiresAt: Date | null, lookedUpAt: number) {
+    if (lookedUpAt !== generation || !live()) return;
+    if (remembered.size >= CACHE_MAX_KEYS) remembered.delete(remembered.keys().next().value!);
+    remembered.set(hash, { auth, hash, expiresAt: expiresAt?.getTime() ?? Infinity, until: Date.now() + CACHE_TTL_MS });
+  }
+
+  function recall(hash: string): Auth | undefined {
+    const entry = remembered.get(hash);
+    if (!entry) return undefined;
+    const now = Date.now();
+    if (!live() || entry.until <= now || entry.expiresAt <= now) {
+      remembered.delete(hash);
+      return undefined;
+    }
+    return entry.auth;
+  }
 
   function touch(keyId: string) {
     const now = Date.now();
@@ -36,11 +100,17 @@ export function createAuthenticator(prisma: PrismaClient, log: Logger) {
       .catch((error: Error) => log.warn('could not record key use', { key_id: keyId, error: error.message }));
   }
 
-  return async function authenticate(authorization: string | null): Promise<Auth> {
+  async function authenticate(authorization: string | null): Promise<Auth> {
     const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '');
     const key = match?.[1];
     if (!key || !KEY_PATTERN.test(key)) throw unauthenticated();
     const hash = hashKey(key);
+    const known = recall(hash);
+    if (known) {
+      touch(known.keyId);
+      return known;
+    }
+    const lookedUpAt = generation;
     const record = await prisma.apiKey.findUnique({ where: { hash } });
     if (
       !record ||
@@ -52,13 +122,15 @@ export function createAuthenticator(prisma: PrismaClient, log: Logger) {
       throw unauthenticated();
     }
     touch(record.id);
-    return {
+    const auth: Auth = {
       keyId: record.id,
       keyPrefix: record.prefix,
       organizationId: record.organizationId,
       scopes: new Set(record.scopes as Scope[]),
     };
-  };
-}
+    remember(hash, auth, record.expiresAt, lookedUpAt);
+    return auth;
+  }
 
-export type Authenticate = ReturnType<typeof createAuthenticator>;
+  return Object.assign(authenticate, { forget });
+}

@@ -5,13 +5,29 @@ import pg from 'pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { pgliteListen, postgresListen, type Handlers, type Subscription } from './notifications.js';
 import { pgliteSql, poolSql, type Sql } from './sql.js';
 
 export interface Database {
   kind: 'pglite' | 'postgres';
   prisma: PrismaClient;
   sql: Sql;
+  /** Subscribes to NOTIFY on `channel`; closed with the database. */
+  listen(channel: string, handlers: Handlers): Promise<Subscription>;
   close(): Promise<void>;
+}
+
+/** The subscriptions opened through `listen`, closed before the database itself. */
+function subscriptions(open: (channel: string, handlers: Handlers) => Promise<Subscription>) {
+  const all = new Set<Subscription>();
+  return {
+    async listen(channel: string, handlers: Handlers) {
+      const subscription = await open(channel, handlers);
+      all.add(subscription);
+      return subscription;
+    },
+    closeAll: () => Promise.all([...all].map((s) => s.close())),
+  };
 }
 
 export interface DatabaseOptions {
@@ -45,11 +61,14 @@ async function openPostgres(connectionString: string, max: number, onQuery?: (sq
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
   const prisma = createClient(new PrismaPg(pool), onQuery);
+  const listeners = subscriptions(async (channel, handlers) => postgresListen(connectionString, channel, handlers));
   return {
     kind: 'postgres',
     prisma,
     sql: poolSql(pool),
+    listen: listeners.listen,
     async close() {
+      await listeners.closeAll();
       await prisma.$disconnect();
       await pool.end();
     },
@@ -67,11 +86,14 @@ async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): P
     ]);
     const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
     const prisma = createClient(new PrismaPGlite(db), onQuery);
+    const listeners = subscriptions((channel, handlers) => pgliteListen(db, channel, handlers));
     return {
       kind: 'pglite',
       prisma,
       sql: pgliteSql(db),
+      listen: listeners.listen,
       async close() {
+        await listeners.closeAll();
         await prisma.$disconnect();
         await db.close();
         unlock();

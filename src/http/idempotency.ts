@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { FieldError } from '../errors.js';
+import { Response } from './fetch.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const TTL_MS = 24 * 3_600_000;

@@ -1,5 +1,6 @@
 // Every REST error is an RFC 9457 problem document.
 import type { FieldError } from '../errors.js';
+import { Response } from './fetch.js';
 
 export interface Problem {
   status: number;

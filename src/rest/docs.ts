@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { Response } from '../http/fetch.js';
 
 const require = createRequire(import.meta.url);
 const ASSETS: Record<string, string> = {

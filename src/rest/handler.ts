@@ -8,6 +8,7 @@ import { problemResponse, type Problem } from '../http/problem.js';
 import { bodyToInput } from './body.js';
 import { restParam } from './names.js';
 import type { QueryParam, Route } from './routes.js';
+import { Response } from '../http/fetch.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_INT = 2_147_483_647;

@@ -4,6 +4,7 @@ import { schema } from '../schema/index.js';
 import { docsResponse } from './docs.js';
 import { openApiDocument } from './openapi.js';
 import { buildRoutes, type Route } from './routes.js';
+import { Response } from '../http/fetch.js';
 
 export const PREFIXES = ['/api/v1', '/v1/api', '/v1'];
 export const ROUTES = buildRoutes(schema);

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { escape, layout } from './html.js';
 import { createLoginThrottle } from './login-throttle.js';
 import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, readCookies, sameSecret, SESSION_COOKIE, startSession, token, type SessionUser } from './sessions.js';
+import { Response } from '../http/fetch.js';
 
 // Verifying against a real hash when the e-mail is unknown keeps the timing the same.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -103,7 +104,8 @@ async function keysPage(prisma: PrismaClient, user: SessionUser, extra: { create
   );
 }
 
-export function createAccountPages(prisma: PrismaClient, log: Logger) {
+/** `forgetKey`: a revoked key must stop working on this instance's very next request. */
+export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void) {
   const perAccount = createLoginThrottle({ max: 10 });
   const perAddress = createLoginThrottle({ max: 50 });
 
@@ -196,7 +198,10 @@ export function createAccountPages(prisma: PrismaClient, log: Logger) {
           where: { id: revoke[1], organizationId: user.organizationId, revokedAt: null },
           data: { revokedAt: new Date() },
         });
-        if (count > 0) log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
+        if (count > 0) {
+          forgetKey(revoke[1]!);
+          log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
+        }
         return redirect('/settings/api-keys');
       });
     }

@@ -36,7 +36,7 @@ describe('hostile input', () => {
   };
 
   beforeAll(async () => {
-    api = await startApi('postgres', { acme: { org: 'Acme' } }, { RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'info' });
+    api = await startApi('postgres', { acme: { org: 'Acme' } }, { RATE_LIMIT_MAX: '10000', LOG_LEVEL: 'info' });
     customerId = (await call(`${api.url}/v1/customers`, { method: 'POST', key: api.keys.acme, json: { name: 'Fuzz target' } })).body.id;
   });
   afterAll(() => api.stop());

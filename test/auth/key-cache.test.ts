@@ -1,0 +1,117 @@
+// Instances remember valid keys; a change to a key made anywhere must still take effect on
+// every instance's next request. Two server processes on one PostgreSQL database.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { hashPassword } from '../../src/auth/passwords.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { call, makeKeys } from '../helpers/api.js';
+import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
+
+async function waitFor(check: () => boolean, what: string, ms = 10_000) {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('remembered API keys, across instances', () => {
+  let db: TestDatabase;
+  let a: RunningServer;
+  let b: RunningServer;
+  let keys: Record<string, string>;
+  let sql: pg.Client;
+  const status = async (server: RunningServer, key: string) => (await call(`${server.url}/v1/customers?limit=1`, { key })).status;
+  const revoke = (key: string) => sql.query(`UPDATE api_keys SET revoked_at = now() WHERE prefix = $1`, [key.slice(0, 17)]);
+
+  beforeAll(async () => {
+    db = await freshDatabase('postgres');
+    keys = await makeKeys(db, { cli: { org: 'Acme' }, page: { org: 'Acme' }, sql: { org: 'Acme' }, cut: { org: 'Acme' }, kept: { org: 'Acme' } });
+    const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: '' });
+    const org = await open.prisma.organization.findFirstOrThrow({ where: { name: 'Acme' } });
+    await open.prisma.user.create({ data: { organizationId: org.id, email: 'owner@acme.example', passwordHash: await hashPassword('the right password') } });
+    await open.close();
+    [a, b] = await Promise.all([startServer(db.env), startServer(db.env)]);
+    sql = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await sql.connect();
+    // Both instances are listening once a key lookup can be remembered; use every key once.
+    for (const key of Object.values(keys)) for (const server of [a, b]) expect(await status(server, key)).toBe(200);
+  }, 60_000);
+  afterAll(async () => {
+    await sql?.end();
+    await Promise.all([a?.stop(), b?.stop()]);
+    await db?.drop();
+  });
+
+  it('a remembered key is served without looking it up again', async () => {
+    await sql.query('ALTER TABLE api_keys RENAME TO api_keys_away');
+    try {
+      expect(await status(a, keys.kept!)).toBe(200);
+      expect(await status(b, keys.kept!)).toBe(200);
+    } finally {
+      await sql.query('ALTER TABLE api_keys_away RENAME TO api_keys');
+    }
+  });
+
+  it('a key revoked with the CLI is refused by both instances on their next request', async () => {
+    expect(await status(a, keys.cli!)).toBe(200);
+    const result = await runNpm('cli', ['keys', 'revoke', keys.cli!], db.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(await status(a, keys.cli!)).toBe(401);
+    expect(await status(b, keys.cli!)).toBe(401);
+  });
+
+  it('a key revoked in one instance\'s account page is refused at once by it, and by the other', async () => {
+    const form = await fetch(`${a.url}/login`);
+    const loginCookie = form.headers.get('set-cookie')!.split(';')[0]!;
+    const loginCsrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const login = await fetch(`${a.url}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
+      body: new URLSearchParams({ csrf: loginCsrf, email: 'owner@acme.example', password: 'the right password' }).toString(),
+    });
+    const session = login.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await (await fetch(`${a.url}/settings/api-keys`, { headers: { cookie: session } })).text();
+    const [, keyId] = new RegExp(`${keys.page!.slice(0, 17)}[\\s\\S]*?/settings/api-keys/([0-9a-f-]{36})/revoke`).exec(page)!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const revoked = await fetch(`${a.url}/settings/api-keys/${keyId}/revoke`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    expect(revoked.status).toBe(303);
+    expect(await status(a, keys.page!)).toBe(401);
+    expect(await status(b, keys.page!)).toBe(401);
+  });
+
+  /** Milliseconds from the commit until `server` refuses `key`. */
+  async function refusedAfter(server: RunningServer, key: string): Promise<number> {
+    const committed = performance.now();
+    while ((await status(server, key)) !== 401) {
+      if (performance.now() - committed > 2000) throw new Error('the key still works 2 s after its revocation');
+    }
+    return performance.now() - committed;
+  }
+
+  it('a key revoked in plain SQL is refused as soon as the change is announced', async () => {
+    await revoke(keys.sql!);
+    expect(await refusedAfter(b, keys.sql!)).toBeLessThan(500);
+  });
+
+  it('while the notifications are cut off, keys are looked up every time, and remembered again once they return', async () => {
+    await sql.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "api_key_changes"'`);
+    await waitFor(() => a.output().includes('lost the key-change notifications') && b.output().includes('lost the key-change notifications'), 'the loss to be noticed');
+    // No instance hears this one, yet neither may honour the key.
+    await revoke(keys.cut!);
+    expect(await status(a, keys.cut!)).toBe(401);
+    expect(await status(b, keys.cut!)).toBe(401);
+    expect(await status(a, keys.kept!)).toBe(200);
+    await waitFor(() => a.output().includes('key-change notifications are back') && b.output().includes('key-change notifications are back'), 'the notifications to return');
+    expect(await status(a, keys.kept!)).toBe(200);
+    await revoke(keys.kept!);
+    expect(await refusedAfter(b, keys.kept!)).toBeLessThan(500);
+  });
+});
