@@ -12,6 +12,7 @@ import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
 import { apiError, errorHeaders, statusOf } from './errors.js';
+import { useCompiledExecution } from './graphql/compiled-execution.js';
 import { safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
 import { useRootFieldUnits, type Admission } from './graphql/rate-units.js';
@@ -83,7 +84,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
       defaultQuery: GRAPHIQL_EXAMPLE,
     },
-    plugins: [useQueryBounds(), useRootFieldUnits(rateLimiter), useErrorPolicy(log)],
+    plugins: [useQueryBounds(), useRootFieldUnits(rateLimiter), useErrorPolicy(log), useCompiledExecution(log)],
     // Errors outside execution come through here.
     maskedErrors: { maskError: (error) => safeError(error, log) },
     context: ({ requestId, admission }) => {
