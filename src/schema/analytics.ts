@@ -50,6 +50,6 @@ builder.queryFields((t) => ({
     authScopes: { scope: 'customers:read' },
     args: { search: t.arg.string() },
     resolve: (_root, { search }, ctx) =>
-      search?.trim() ? ctx.prisma.customer.count({ where: customerSearch(search) }) : recordTotal(ctx.prisma, 'customers')(),
+      search?.trim() ? ctx.prisma.customer.count({ where: customerSearch(search) }) : recordTotal(ctx, 'customers')(),
   }),
 }));

@@ -55,7 +55,7 @@ builder.queryFields((t) => ({
         customerSearch(args.search),
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.search?.trim() ? undefined : recordTotal(ctx.prisma, 'customers'),
+        args.search?.trim() ? undefined : recordTotal(ctx, 'customers'),
       ),
   }),
   customer: t.prismaField({

@@ -34,7 +34,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.type ? { type: args.type } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx.prisma, 'emails', args.type),
+        args.customerId ? undefined : recordTotal(ctx, 'emails', args.type),
       ),
   }),
   email: t.prismaField({

@@ -42,7 +42,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx.prisma, 'estimates', args.status),
+        args.customerId ? undefined : recordTotal(ctx, 'estimates', args.status),
       ),
   }),
   estimate: t.prismaField({

@@ -43,7 +43,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx.prisma, 'invoices', args.status),
+        args.customerId ? undefined : recordTotal(ctx, 'invoices', args.status),
       ),
   }),
   invoice: t.prismaField({

@@ -39,7 +39,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx.prisma, 'jobs', args.status),
+        args.customerId ? undefined : recordTotal(ctx, 'jobs', args.status),
       ),
   }),
   job: t.prismaField({

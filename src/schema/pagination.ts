@@ -2,7 +2,7 @@
 // order, and the `{ data, pagination }` page type every list answers.
 import type { ObjectRef } from '@pothos/core';
 import { invalidInput, type FieldError } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Context } from '../context.js';
 import { builder, type Types } from './builder.js';
 
 export const DEFAULT_LIMIT = 20;
@@ -78,10 +78,22 @@ export async function paginate<T>(
   return { data, pagination: { page, limit, total } };
 }
 
-/** The organization's number of `resource` records (of one status or type, if given). */
-export function recordTotal(prisma: PrismaClient, resource: string, status?: string | null): () => Promise<number> {
+/** Resources counted as one number; the others are counted per status (or type). */
+const UNSPLIT_COUNTS = new Set(['customers']);
+
+/**
+ * The organization's number of `resource` records (of one status or type, if given). A
+ * single count row is read with findUnique, which Prisma batches: concurrent requests for
+ * it share one statement. Totals over all statuses add the rows up.
+ */
+export function recordTotal(ctx: Pick<Context, 'prisma' | 'auth'>, resource: string, status?: string | null): () => Promise<number> {
   return async () => {
-    const { _sum } = await prisma.recordCount.aggregate({ where: { resource, ...(status ? { status } : {}) }, _sum: { count: true } });
+    if (status || UNSPLIT_COUNTS.has(resource)) {
+      const key = { organizationId: ctx.auth.organizationId, resource, status: status ?? '' };
+      const row = await ctx.prisma.recordCount.findUnique({ where: { organizationId_resource_status: key }, select: { count: true } });
+      return Number(row?.count ?? 0);
+    }
+    const { _sum } = await ctx.prisma.recordCount.aggregate({ where: { resource }, _sum: { count: true } });
     return Number(_sum.count ?? 0);
   };
 }

@@ -35,7 +35,7 @@ builder.queryFields((t) => ({
         { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
         args,
         queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx.prisma, 'proposals', args.status),
+        args.customerId ? undefined : recordTotal(ctx, 'proposals', args.status),
       ),
   }),
   proposal: t.prismaField({
