@@ -5,8 +5,8 @@ COPY package.json package-lock.json .npmrc prisma.config.ts ./
 COPY prisma ./prisma
 RUN npm ci --no-audit --no-fund
 COPY . .
-# Keep only what runs: production dependencies (tsx runs the TypeScript sources).
-RUN npm prune --omit=dev --no-audit --no-fund --ignore-scripts
+# The server runs compiled (dist/); the CLI still runs the TypeScript sources with tsx.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data
@@ -14,10 +14,12 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/package.json ./
 COPY --from=build /app/src ./src
+COPY --from=build /app/dist ./dist
 COPY --from=build /app/prisma ./prisma
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 3000
 VOLUME ["/data"]
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# As `npm run start:production`: a larger young generation spends less time in GC under load.
+CMD ["node", "--max-semi-space-size=32", "dist/main.js"]

@@ -35,9 +35,22 @@ interface Server {
   startedMs: number;
 }
 
-function start(name: string, file: string, env: Record<string, string>): Promise<Server> {
+/**
+ * The service as in production: compiled (npm run build), started by the command of
+ * `npm run start:production`, read from package.json so the two cannot drift apart.
+ */
+function productionArgs(): string[] {
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  const [node, ...args] = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:production']!.split(/\s+/);
+  if (node !== 'node') throw new Error('start:production must be a node command');
+  return args;
+}
+const typescript = (file: string) => ['--import', 'tsx', file];
+
+function start(name: string, args: string[], env: Record<string, string>): Promise<Server> {
   const begun = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -127,9 +140,9 @@ async function measure(name: string, server: Server, scenario: Scenario): Promis
   return row;
 }
 
-async function coldStart(data: BenchData): Promise<number> {
+async function coldStart(data: BenchData, service: string[]): Promise<number> {
   const begun = performance.now();
-  const server = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl });
+  const server = await start('service', service, { DATABASE_URL: data.databaseUrl });
   for (;;) {
     const response = await fetch(`${server.url}/healthz`).catch(() => null);
     if (response?.ok) break;
@@ -160,10 +173,11 @@ async function bench() {
   console.log(`Seeding ${customers} customers...`);
   const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers, KEYS);
   keys = data.keys;
-  const coldMs = await coldStart(data);
+  const serviceArgs = productionArgs();
+  const coldMs = await coldStart(data, serviceArgs);
   const rows: Row[] = [];
-  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl });
-  const reference = await start('node:http + pg', 'bench/reference-server.ts', { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
+  const service = await start('service', serviceArgs, { DATABASE_URL: data.databaseUrl });
+  const reference = await start('node:http + pg', typescript('bench/reference-server.ts'), { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
   const listQuery = '{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }';
   try {
     for (const [name, path] of [
@@ -196,7 +210,7 @@ async function bench() {
       const install = spawnSync('npm', ['ci', '--prefix', 'bench/peer', '--no-audit', '--no-fund'], { stdio: 'inherit' });
       if (install.status !== 0) throw new Error('npm ci in bench/peer failed');
     }
-    const peer = await start('PostGraphile 4.14', 'bench/peer/server.mjs', { DATABASE_URL: data.databaseUrl });
+    const peer = await start('PostGraphile 4.14', ['bench/peer/server.mjs'], { DATABASE_URL: data.databaseUrl });
     const peerQuery = `{ allCustomers(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { organizationId: "${data.organizationId}" }) { nodes { id name email phone createdAt updatedAt } totalCount } }`;
     try {
       rows.push(await measure('graphql list limit=20', peer, { path: '/graphql', method: 'POST', keyed: true, body: JSON.stringify({ query: peerQuery }) }));
@@ -218,7 +232,7 @@ async function soak() {
   const minutes = Number(values.minutes);
   const data = await seedBenchDatabase(ADMIN_URL, 'crm_soak', 10_000, KEYS);
   keys = data.keys;
-  const service = await start('service', 'src/main.ts', { DATABASE_URL: data.databaseUrl });
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl });
   const keyed = { setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, authorization: authorization() } }) };
   const json = { 'content-type': 'application/json' };
   await autocannon({ url: service.url, connections: 16, duration: 5, requests: [{ path: '/v1/customers', ...keyed }] });

@@ -19,8 +19,9 @@ export interface RunningServer {
   exited: Promise<number | null>;
 }
 
-export function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** `args`: Node's arguments; by default the TypeScript sources, as `npm start` runs them. */
+export function startServer(env: Record<string, string>, args = ['--import', 'tsx', 'src/main.ts']): Promise<RunningServer> {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],

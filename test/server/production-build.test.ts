@@ -1,0 +1,38 @@
+// The compiled server (npm run build, then npm run start:production's command), as the
+// Dockerfile and the benchmark run it.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, makeKeys } from '../helpers/api.js';
+import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
+
+describe('the production build', () => {
+  let db: TestDatabase;
+  let server: RunningServer;
+  let key: string;
+
+  beforeAll(async () => {
+    const build = await runNpm('build', [], {});
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    db = await freshDatabase('pglite');
+    ({ key } = (await makeKeys(db, { key: { org: 'Acme' } })) as { key: string });
+    const [node, ...args] = (JSON.parse(readFileSync('package.json', 'utf8')).scripts['start:production'] as string).split(/\s+/);
+    expect(node).toBe('node');
+    server = await startServer({ ...db.env, NODE_ENV: 'production' }, args);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('serves REST and GraphQL, with its migrations, and stops cleanly', async () => {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const created = await call(`${server.url}/v1/customers`, { method: 'POST', key, json: { name: 'Ada Lovelace' } });
+    expect(created.status).toBe(201);
+    const listed = await call(`${server.url}/v1/customers`, { key });
+    expect(listed.body.pagination.total).toBe(1);
+    const graphql = await call(`${server.url}/graphql`, { method: 'POST', key, json: { query: '{ customers { data { name } } }' } });
+    expect(graphql.body).toEqual({ data: { customers: { data: [{ name: 'Ada Lovelace' }] } } });
+    expect(await server.stop()).toBe(0);
+  });
+});
