@@ -4,7 +4,8 @@
 import { createServer } from 'node:http';
 import pg from 'pg';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+// The same planner settings as the service's sessions (src/db/connection.ts).
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, options: '-c random_page_cost=1.1' });
 const organizationId = process.env.ORGANIZATION_ID!;
 
 const server = createServer(async (req, res) => {
