@@ -4,8 +4,7 @@
 import { createServer } from 'node:http';
 import pg from 'pg';
 
-// The same planner settings as the service's sessions (src/db/connection.ts).
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, options: '-c random_page_cost=1.1' });
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const organizationId = process.env.ORGANIZATION_ID!;
 
 const server = createServer(async (req, res) => {

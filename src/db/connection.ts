@@ -39,12 +39,6 @@ export interface DatabaseOptions {
   onQuery?: (sql: string) => void;
 }
 
-// PostgreSQL's default random_page_cost (4) prices index pages as if read from a spinning
-// disk. With it, a customer search counted its matches by reading the whole table (135 ms
-// at 100,000 customers) instead of through the trigram indexes (25 ms). 1.1 is the usual
-// value for SSDs and cached data; it applies to this service's sessions only.
-const PLANNER_SETTINGS = '-c random_page_cost=1.1';
-
 // Creates wait for the organization's numbering row lock; under a burst of concurrent
 // creates that wait can exceed Prisma's 2 s default before a transaction starts.
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
@@ -63,7 +57,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 async function openPostgres(connectionString: string, max: number, onQuery?: (sql: string) => void): Promise<Database> {
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000, options: PLANNER_SETTINGS });
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000 });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
   const prisma = createClient(new PrismaPg(pool), onQuery);
@@ -91,7 +85,6 @@ async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): P
       import('pglite-prisma-adapter'),
     ]);
     const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
-    await db.exec(`SET random_page_cost = 1.1`); // see PLANNER_SETTINGS
     const prisma = createClient(new PrismaPGlite(db), onQuery);
     const listeners = subscriptions((channel, handlers) => pgliteListen(db, channel, handlers));
     return {
