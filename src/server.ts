@@ -163,8 +163,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     return result instanceof Response ? result : refuse(result);
   }
 
-  async function route(request: Request, requestId: string, clientAddress: string, logFields: Fields): Promise<Response> {
-    const url = new URL(request.url);
+  async function route(request: Request, url: URL, requestId: string, clientAddress: string, logFields: Fields): Promise<Response> {
     const { pathname } = url;
     if (pathname === '/healthz') return Response.json({ status: 'ok' });
     if (pathname === '/readyz') {
@@ -228,6 +227,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
 
   return createServerAdapter<{ req?: IncomingMessage }>(async (request, serverContext) => {
     const started = performance.now();
+    const url = new URL(request.url);
     const requestId = requestIdFor(request);
     const logFields: Fields = {};
     let response: Response;
@@ -235,7 +235,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
       response = draining(serverContext.req)
         ? // Clients on kept-alive connections would otherwise keep a stopping server busy.
           problemResponse({ status: 503, code: 'UNAVAILABLE', detail: 'The server is shutting down; retry.', headers: { 'retry-after': '1' } }, requestId)
-        : await route(request, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown', logFields);
+        : await route(request, url, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown', logFields);
     } catch (error) {
       log.error('unhandled error', { request_id: requestId, err: { message: (error as Error).message, stack: (error as Error).stack } });
       response = problemResponse({ status: 500, code: 'INTERNAL', detail: 'An internal error occurred.' }, requestId);
@@ -245,7 +245,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     log.info('request', {
       request_id: requestId,
       method: request.method,
-      path: new URL(request.url).pathname,
+      path: url.pathname,
       ...logFields,
       status: response.status,
       duration_ms: Math.round(performance.now() - started),
