@@ -91,6 +91,8 @@ interface Scenario {
   body?: string;
   /** Sent with an API key; every system gets the same rotating header, which the references ignore. */
   keyed?: boolean;
+  /** Concurrent connections, if not the run's. */
+  connections?: number;
 }
 
 // The service runs with its default rate limit (600 requests per key per minute), as in
@@ -121,7 +123,7 @@ async function measure(name: string, server: Server, scenario: Scenario): Promis
     headers: headersOf(scenario),
     ...(scenario.keyed ? { setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, authorization: authorization() } }) } : {}),
   };
-  const options = { url: server.url, connections: CONNECTIONS, requests: [request] };
+  const options = { url: server.url, connections: scenario.connections ?? CONNECTIONS, requests: [request] };
   await autocannon({ ...options, duration: WARMUP });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.process.pid!))), 250);
@@ -188,6 +190,10 @@ async function bench() {
       rows.push(await measure(name, reference, { path, keyed: true }));
       rows.push(await measure(name, service, { path, keyed: true }));
     }
+    // A search's own latency, without a queue of 63 others in front of it.
+    const alone = { path: '/v1/customers?limit=20&search=grace', keyed: true, connections: 1 };
+    rows.push(await measure('REST list search=grace, 1 connection', reference, alone));
+    rows.push(await measure('REST list search=grace, 1 connection', service, alone));
     rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}`, keyed: true }));
     rows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', keyed: true, body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
     rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid', keyed: true }));
