@@ -35,6 +35,7 @@ const FIELD = 'requests';
 const SWEEP_MS = 60_000;
 
 type Identity = Parameters<Store['getForIdentity']>[0];
+const keyOf = (identity: Identity) => `${identity.contextIdentity}:${identity.fieldIdentity}`;
 
 /**
  * graphql-rate-limit's Store in this process's memory. Its own InMemoryStore copies every
@@ -46,14 +47,13 @@ export class MemoryStore implements Store {
   private readonly sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_MS).unref();
 
   getForIdentity(identity: Identity): readonly number[] {
-    const window = this.windows.get(`${identity.contextIdentity}:${identity.fieldIdentity}`);
+    const window = this.windows.get(keyOf(identity));
     return window && window.endsAt > Date.now() ? window.timestamps : [];
   }
 
   setForIdentity(identity: Identity, timestamps: readonly number[], windowMs = 0): void {
-    const key = `${identity.contextIdentity}:${identity.fieldIdentity}`;
-    if (timestamps.length === 0) this.windows.delete(key);
-    else this.windows.set(key, { timestamps, endsAt: Date.now() + windowMs });
+    if (timestamps.length === 0) this.windows.delete(keyOf(identity));
+    else this.windows.set(keyOf(identity), { timestamps, endsAt: Date.now() + windowMs });
   }
 
   /** Forgets the windows that ended before `now`; returns how many are left. */

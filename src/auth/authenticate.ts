@@ -9,7 +9,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/connection.js';
 import type { Subscription } from '../db/notifications.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { apiError } from '../errors.js';
 import { hashKey, KEY_PATTERN } from './api-keys.js';
@@ -36,7 +35,6 @@ const CACHE_MAX_KEYS = 10_000;
 
 interface Remembered {
   auth: Auth;
-  hash: string;
   expiresAt: number;
   until: number;
 }
@@ -77,7 +75,7 @@ export function createAuthenticator(db: Pick<Database, 'prisma' | 'listen'>, log
   function remember(hash: string, auth: Auth, expiresAt: Date | null, lookedUpAt: number) {
     if (lookedUpAt !== generation || !live()) return;
     if (remembered.size >= CACHE_MAX_KEYS) remembered.delete(remembered.keys().next().value!);
-    remembered.set(hash, { auth, hash, expiresAt: expiresAt?.getTime() ?? Infinity, until: Date.now() + CACHE_TTL_MS });
+    remembered.set(hash, { auth, expiresAt: expiresAt?.getTime() ?? Infinity, until: Date.now() + CACHE_TTL_MS });
   }
 
   function recall(hash: string): Auth | undefined {

@@ -1,5 +1,5 @@
 // The server's Request and Response classes. @whatwg-node/server writes a Response built
 // by its own fetch implementation straight to the socket (the body is already a string),
-// whereas Node's global Response turns every body into a web stream that is then read
-// back chunk by chunk: measurably slower on every request (see bench/).
+// whereas Node's global Response turns every body into a web stream that the server then
+// reads back chunk by chunk.
 export { Request, Response } from '@whatwg-node/fetch';
