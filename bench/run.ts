@@ -32,7 +32,6 @@ interface Server {
   name: string;
   url: string;
   process: ChildProcess;
-  startedMs: number;
 }
 
 /**
@@ -49,7 +48,6 @@ function productionArgs(): string[] {
 const typescript = (file: string) => ['--import', 'tsx', file];
 
 function start(name: string, args: string[], env: Record<string, string>): Promise<Server> {
-  const begun = performance.now();
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -63,7 +61,7 @@ function start(name: string, args: string[], env: Record<string, string>): Promi
       if (port) {
         child.stdout!.removeAllListeners('data');
         child.stdout!.resume();
-        resolve({ name, url: `http://127.0.0.1:${port}`, process: child, startedMs: performance.now() - begun });
+        resolve({ name, url: `http://127.0.0.1:${port}`, process: child });
       }
     });
     child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
@@ -89,22 +87,22 @@ interface Scenario {
   path: string;
   method?: string;
   body?: string;
-  /** Sent with an API key; every system gets the same rotating header, which the references ignore. */
-  keyed?: boolean;
   /** Concurrent connections, if not the run's. */
   connections?: number;
 }
 
 // The service runs with its default rate limit (600 requests per key per minute), as in
 // production: the load comes from many keys, each within its allowance, rather than from
-// one key the limiter would refuse. Each request takes the next key.
+// one key the limiter would refuse. Each request takes the next key; every system gets the
+// same header (the references ignore it), so the load generator works alike for all.
 const KEYS = 256;
 let keys: string[] = [];
 let nextKey = 0;
 const authorization = () => `Bearer ${keys[nextKey++ % keys.length]}`;
+const rotatingKey = { setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, authorization: authorization() } }) };
 
 function headersOf(scenario: Scenario): Record<string, string> {
-  return { ...(scenario.body ? { 'content-type': 'application/json' } : {}), ...(scenario.keyed ? { authorization: authorization() } : {}) };
+  return { ...(scenario.body ? { 'content-type': 'application/json' } : {}), authorization: authorization() };
 }
 
 /** Every system must answer the scenario correctly before its speed means anything. */
@@ -121,7 +119,7 @@ async function measure(name: string, server: Server, scenario: Scenario): Promis
     path: scenario.path,
     body: scenario.body,
     headers: headersOf(scenario),
-    ...(scenario.keyed ? { setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, authorization: authorization() } }) } : {}),
+    ...rotatingKey,
   };
   const options = { url: server.url, connections: scenario.connections ?? CONNECTIONS, requests: [request] };
   await autocannon({ ...options, duration: WARMUP });
@@ -187,22 +185,21 @@ async function bench() {
       ['REST list page=500', '/v1/customers?limit=20&page=500'],
       ['REST list search=grace', '/v1/customers?limit=20&search=grace'],
     ] as const) {
-      rows.push(await measure(name, reference, { path, keyed: true }));
-      rows.push(await measure(name, service, { path, keyed: true }));
+      rows.push(await measure(name, reference, { path }));
+      rows.push(await measure(name, service, { path }));
     }
     // A search's own latency, without a queue of 63 others in front of it.
-    const alone = { path: '/v1/customers?limit=20&search=grace', keyed: true, connections: 1 };
+    const alone = { path: '/v1/customers?limit=20&search=grace', connections: 1 };
     rows.push(await measure('REST list search=grace, 1 connection', reference, alone));
     rows.push(await measure('REST list search=grace, 1 connection', service, alone));
-    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}`, keyed: true }));
-    rows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', keyed: true, body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
-    rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid', keyed: true }));
-    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', keyed: true, body: JSON.stringify({ query: listQuery }) }));
+    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}` }));
+    rows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
+    rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid' }));
+    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: listQuery }) }));
     rows.push(
       await measure('graphql nested (20 customers, jobs, invoices)', service, {
         path: '/graphql',
         method: 'POST',
-        keyed: true,
         body: JSON.stringify({ query: '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }' }),
       }),
     );
@@ -219,7 +216,7 @@ async function bench() {
     const peer = await start('PostGraphile 4.14', ['bench/peer/server.mjs'], { DATABASE_URL: data.databaseUrl });
     const peerQuery = `{ allCustomers(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { organizationId: "${data.organizationId}" }) { nodes { id name email phone createdAt updatedAt } totalCount } }`;
     try {
-      rows.push(await measure('graphql list limit=20', peer, { path: '/graphql', method: 'POST', keyed: true, body: JSON.stringify({ query: peerQuery }) }));
+      rows.push(await measure('graphql list limit=20', peer, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: peerQuery }) }));
     } finally {
       peer.process.kill('SIGTERM');
     }
@@ -239,9 +236,8 @@ async function soak() {
   const data = await seedBenchDatabase(ADMIN_URL, 'crm_soak', 10_000, KEYS);
   keys = data.keys;
   const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl });
-  const keyed = { setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, authorization: authorization() } }) };
   const json = { 'content-type': 'application/json' };
-  await autocannon({ url: service.url, connections: 16, duration: 5, requests: [{ path: '/v1/customers', ...keyed }] });
+  await autocannon({ url: service.url, connections: 16, duration: 5, requests: [{ path: '/v1/customers', ...rotatingKey }] });
   const rssStart = rssMb(service.process.pid!);
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(rssMb(service.process.pid!)), 5000);
@@ -250,11 +246,11 @@ async function soak() {
     connections: 16,
     duration: minutes * 60,
     requests: [
-      { method: 'GET', path: '/v1/customers?limit=20', ...keyed },
-      { method: 'GET', path: '/v1/customers?search=ada&limit=10', ...keyed },
-      { method: 'POST', path: '/v1/customers', headers: json, body: JSON.stringify({ name: 'Soak', email: 'soak@example.com' }), ...keyed },
-      { method: 'GET', path: '/v1/invoices?status=paid', ...keyed },
-      { method: 'POST', path: '/graphql', headers: json, body: JSON.stringify({ query: '{ customers(limit: 10) { data { name jobs(limit: 3) { title } } } }' }), ...keyed },
+      { method: 'GET', path: '/v1/customers?limit=20', ...rotatingKey },
+      { method: 'GET', path: '/v1/customers?search=ada&limit=10', ...rotatingKey },
+      { method: 'POST', path: '/v1/customers', headers: json, body: JSON.stringify({ name: 'Soak', email: 'soak@example.com' }), ...rotatingKey },
+      { method: 'GET', path: '/v1/invoices?status=paid', ...rotatingKey },
+      { method: 'POST', path: '/graphql', headers: json, body: JSON.stringify({ query: '{ customers(limit: 10) { data { name jobs(limit: 3) { title } } } }' }), ...rotatingKey },
     ],
   });
   clearInterval(sampler);

@@ -17,7 +17,7 @@ export interface BenchData {
 const FIRST = ['Ada', 'Grace', 'Alan', 'Katherine', 'Linus', 'Margaret', 'Tim', 'Barbara', 'Dennis', 'Frances', 'Ken', 'Radia'];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Torvalds', 'Hamilton', 'Lee', 'Liskov', 'Ritchie', 'Allen', 'Thompson', 'Perlman'];
 
-export async function seedBenchDatabase(adminUrl: string, name: string, customers: number, keyCount = 1): Promise<BenchData> {
+export async function seedBenchDatabase(adminUrl: string, name: string, customers: number, keyCount: number): Promise<BenchData> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { call, makeKeys } from '../helpers/api.js';
+import { call, csrfOf, makeKeys, postLogin } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
 import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
 
@@ -63,19 +63,10 @@ describe('remembered API keys, across instances', () => {
   });
 
   it('a key revoked in one instance\'s account page is refused at once by it, and by the other', async () => {
-    const form = await fetch(`${a.url}/login`);
-    const loginCookie = form.headers.get('set-cookie')!.split(';')[0]!;
-    const loginCsrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-    const login = await fetch(`${a.url}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
-      body: new URLSearchParams({ csrf: loginCsrf, email: 'owner@acme.example', password: 'the right password' }).toString(),
-    });
-    const session = login.headers.get('set-cookie')!.split(';')[0]!;
+    const session = (await postLogin(a.url, 'owner@acme.example', 'the right password')).session!;
     const page = await (await fetch(`${a.url}/settings/api-keys`, { headers: { cookie: session } })).text();
     const [, keyId] = new RegExp(`${keys.page!.slice(0, 17)}[\\s\\S]*?/settings/api-keys/([0-9a-f-]{36})/revoke`).exec(page)!;
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const csrf = csrfOf(page);
     const revoked = await fetch(`${a.url}/settings/api-keys/${keyId}/revoke`, {
       method: 'POST',
       redirect: 'manual',

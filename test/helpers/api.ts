@@ -91,3 +91,24 @@ export const rest = (api: Pick<Api, 'url'>, key: string) => ({
   get: (path: string) => call(`${api.url}/v1${path}`, { key }),
   post: (path: string, json: unknown, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { method: 'POST', key, json, headers }),
 });
+
+/** The CSRF token of a page's form. */
+export const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+
+/**
+ * Signs in through the login form as a browser does (the form's CSRF cookie and token).
+ * Returns the raw response, the token it used and, on success, the session cookie
+ * (`crm_session=...`).
+ */
+export async function postLogin(url: string, email: string, password: string) {
+  const form = await fetch(`${url}/login`);
+  const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
+  const csrf = csrfOf(await form.text());
+  const response = await fetch(`${url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ csrf, email, password }).toString(),
+  });
+  return { response, csrf, session: response.headers.get('set-cookie')?.split(';')[0] };
+}

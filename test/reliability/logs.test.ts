@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { call, startApi, type Api } from '../helpers/api.js';
+import { call, postLogin, startApi, type Api } from '../helpers/api.js';
 
 const PASSWORD = 'a password that must never be logged';
 
@@ -21,16 +21,8 @@ describe('structured logs', () => {
     await call(`${api.url}/v1/customers?limit=5`, { key, headers: { 'x-request-id': 'logs-list' } });
     await call(`${api.url}/v1/customers`, { method: 'POST', key, json: { name: 'x' }, headers: { 'x-request-id': 'logs-create' } });
     await call(`${api.url}/v1/customers`, { headers: { authorization: 'Bearer svc_live_NOTAREALKEYNOTAREALKEYNOTAREALKE', 'x-request-id': 'logs-bad-key' } });
-    const form = await fetch(`${api.url}/login`);
-    const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-    const login = await fetch(`${api.url}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ csrf, email: 'owner@acme.example', password: PASSWORD }).toString(),
-    });
-    const session = login.headers.get('set-cookie')!.split(';')[0]!.split('=')[1]!;
+    const { session: sessionCookie, csrf } = await postLogin(api.url, 'owner@acme.example', PASSWORD);
+    const session = sessionCookie!.split('=')[1]!;
     await fetch(`${api.url}/settings/api-keys`, { headers: { cookie: `crm_session=${session}` } });
 
     const lines = api.server.output().trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { startApi, type Api } from '../helpers/api.js';
+import { postLogin, startApi, type Api } from '../helpers/api.js';
 
 describe('login', () => {
   let api: Api;
@@ -14,17 +14,7 @@ describe('login', () => {
   });
   afterAll(() => api.stop());
 
-  async function attempt(email: string, password: string) {
-    const form = await fetch(`${api.url}/login`);
-    const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-    return fetch(`${api.url}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ csrf, email, password }).toString(),
-    });
-  }
+  const attempt = async (email: string, password: string) => (await postLogin(api.url, email, password)).response;
 
   it('sets a session cookie that is HttpOnly and SameSite=Strict', async () => {
     const response = await attempt('owner@acme.example', 'the right password');
