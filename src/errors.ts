@@ -18,8 +18,6 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-const REQUEST_ENDING = new Set<ErrorCode>(['UNAUTHENTICATED', 'RATE_LIMITED', 'UNAVAILABLE']);
-
 export interface FieldError {
   param: string;
   message: string;
@@ -38,12 +36,9 @@ export function apiError(
     extensions: {
       code,
       ...(extra.errors ? { errors: extra.errors } : {}),
-      // The HTTP side: headers that go with the error (WWW-Authenticate, Retry-After) and,
-      // for errors that end the whole request, its status. A field error (FORBIDDEN,
-      // BAD_REQUEST, ...) leaves GraphQL's 200, so the rest of the data still arrives.
-      ...(extra.headers || REQUEST_ENDING.has(code)
-        ? { http: { ...(REQUEST_ENDING.has(code) ? { status: ERROR_STATUS[code] } : {}), ...(extra.headers ? { headers: extra.headers } : {}) } }
-        : {}),
+      // Headers that go with the error (WWW-Authenticate, Retry-After). Internal: renderers
+      // send them as headers and never show them in a body. The status follows from the code.
+      ...(extra.headers ? { http: { headers: extra.headers } } : {}),
     },
   });
 }

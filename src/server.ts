@@ -12,8 +12,8 @@ import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
 import { apiError, errorHeaders, statusOf } from './errors.js';
-import { useCompiledExecution } from './graphql/compiled-execution.js';
-import { safeError, useErrorPolicy } from './graphql/errors.js';
+import { useCompiledExecution, useStandardExecution } from './graphql/compiled-execution.js';
+import { graphqlErrorBody, safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
 import { useRootFieldUnits, type Admission } from './graphql/rate-units.js';
 import { createIdempotency, fingerprint, IDEMPOTENCY_HEADER, idempotencyKeyError, type IdempotencyRefusal } from './http/idempotency.js';
@@ -84,9 +84,9 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
       defaultQuery: GRAPHIQL_EXAMPLE,
     },
-    plugins: [useQueryBounds(), useRootFieldUnits(rateLimiter), useErrorPolicy(log), useCompiledExecution(log)],
-    // Errors outside execution come through here.
-    maskedErrors: { maskError: (error) => safeError(error, log) },
+    plugins: [useQueryBounds(), useRootFieldUnits(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log)],
+    // Masking is the error policy's (graphql/errors.ts), which has the request id at hand.
+    maskedErrors: false,
     context: ({ requestId, admission }) => {
       if (!admission) throw safeError(new Error('operation without authentication'), log, requestId);
       const { auth } = admission;
@@ -180,7 +180,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
       if (wantsGraphiQL(request)) return yoga.fetch(request, { requestId, admission: null });
       const admission = await admit(request, requestId, clientAddress, logFields);
       if (admission instanceof GraphQLError) {
-        return Response.json({ errors: [admission.toJSON()] }, { status: statusOf(admission.extensions.code), headers: errorHeaders(admission) });
+        return Response.json(graphqlErrorBody(admission), { status: statusOf(admission.extensions.code), headers: errorHeaders(admission) });
       }
       const run = async (req: Request) => yoga.fetch(req, { requestId, admission });
       const response = await idempotent(request, requestId, admission, '/graphql', run, (refusal) =>

@@ -1,10 +1,10 @@
 // What a client may see of an error. Errors we raise carry a code and pass as they are.
 // Anything else becomes INTERNAL (or UNAVAILABLE when the database is unreachable): the
 // details go to the log under the request id, never to the client.
-import { GraphQLError, type ExecutionResult } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type Source, type SourceLocation } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
-import { apiError, ERROR_STATUS } from '../errors.js';
+import { apiError, ERROR_STATUS, statusOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 const UNREACHABLE =
@@ -24,7 +24,8 @@ export function isDatabaseUnreachable(error: unknown): boolean {
 }
 
 function isCoded(error: unknown): boolean {
-  return error instanceof GraphQLError && typeof error.extensions.code === 'string' && error.extensions.code in ERROR_STATUS;
+  const code = error instanceof GraphQLError ? error.extensions?.code : undefined;
+  return typeof code === 'string' && code in ERROR_STATUS;
 }
 
 /** Replaces an unexpected error by a safe one, logging the original. */
@@ -38,7 +39,7 @@ export function safeError(error: unknown, log: Logger, requestId?: string): Grap
     // graphql-js's own request errors (syntax, validation, variable coercion) and scalar
     // parse errors: the request is at fault. The outer message names the variable.
     const outer = error as GraphQLError;
-    return new GraphQLError(outer.message, { nodes: outer.nodes, path: outer.path, extensions: { ...outer.extensions, code: 'BAD_REQUEST' } });
+    return new GraphQLError(outer.message, { nodes: outer.nodes, path: outer.path, extensions: { code: 'BAD_REQUEST' } });
   }
   if (isDatabaseUnreachable(original)) {
     log.warn('database unreachable', { request_id: requestId, error: (original as Error)?.message });
@@ -49,32 +50,79 @@ export function safeError(error: unknown, log: Logger, requestId?: string): Grap
   return apiError('INTERNAL', 'An internal error occurred.');
 }
 
-function withPath(safe: GraphQLError, from: GraphQLError): GraphQLError {
-  return safe.path || !from.path ? safe : new GraphQLError(safe.message, { nodes: from.nodes, path: from.path, extensions: safe.extensions });
-}
-
-function withCode(error: GraphQLError): GraphQLError {
-  return isCoded(error) ? error : new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { ...error.extensions, code: 'BAD_REQUEST' } });
+/** Offsets in `source` of line/column locations, for errors that carry locations but no nodes. */
+function positionsOf(source: Source, locations: readonly SourceLocation[]): number[] {
+  const lineStarts = [0];
+  for (let i = 0; i < source.body.length; i++) if (source.body[i] === '\n') lineStarts.push(i + 1);
+  return locations.map(({ line, column }) => (lineStarts[line - 1] ?? 0) + column - 1);
 }
 
 /**
- * Masks execution errors with the request id in hand, and gives graphql-js's own request
- * errors (syntax, validation, variables) the contract's BAD_REQUEST code.
+ * `safe` at the place `from` occurred. Compiled execution's errors carry locations but no
+ * AST nodes; the positions in the document's source give the same locations, which survive
+ * the serializer (it rebuilds errors from nodes or positions).
+ */
+function withPath(safe: GraphQLError, from: GraphQLError, document?: DocumentNode): GraphQLError {
+  const path = safe.path ?? from.path;
+  if (!path || (safe.path && (safe.nodes || safe.positions))) return safe;
+  const nodes = safe.nodes ?? from.nodes;
+  const locations = safe.locations ?? from.locations;
+  const source = nodes ? undefined : document?.loc?.source;
+  const positions = source && locations ? positionsOf(source, locations) : undefined;
+  return new GraphQLError(safe.message, { nodes, source, positions, path, extensions: safe.extensions });
+}
+
+function rootValuesAllNull(data: Record<string, unknown>): boolean {
+  for (const key in data) if (data[key] !== null) return false;
+  return true;
+}
+
+/**
+ * The HTTP status of a GraphQL result, by the GraphQL-over-HTTP rule for both media types:
+ * a request refused before execution (syntax, validation, variables, bounds, limits) has no
+ * `data` and answers its error's status (400, 401, 429...); once execution has started the
+ * answer is 200 with the errors beside the data. One exception keeps retries working: when
+ * nothing resolved because the database was unreachable, 503.
+ */
+export function resultStatus(result: ExecutionResult): number {
+  const codes = (result.errors ?? []).map((e) => e.extensions?.code);
+  if (result.data === undefined || result.data === null) return codes.length > 0 ? Math.max(...codes.map(statusOf)) : 200;
+  return codes.includes('UNAVAILABLE') && rootValuesAllNull(result.data) ? 503 : 200;
+}
+
+/** The body of a GraphQL error answered outside the executor, without internal fields. */
+export function graphqlErrorBody(error: GraphQLError) {
+  const { http: _internal, ...extensions } = error.extensions ?? {};
+  return { errors: [{ message: error.message, extensions }] };
+}
+
+/**
+ * The one place GraphQL errors are made safe: execution errors are masked with the request
+ * id in hand (onExecuteDone, which REST routes pass through too); every other error of a
+ * /graphql request (parse, validation, variables, plugins) when the result is processed.
+ * The result's HTTP status is decided here too (see resultStatus).
  */
 export function useErrorPolicy(log: Logger): Plugin<Context> {
   return {
-    onResultProcess({ result, setResult }) {
-      const single = result as ExecutionResult;
-      if (Array.isArray(result) || !single.errors?.some((e) => !isCoded(e))) return;
-      setResult({ ...single, errors: single.errors.map((e) => withCode(e as GraphQLError)) });
+    onResultProcess({ result, setResult, serverContext }) {
+      if (Array.isArray(result) || isAsyncIterable(result)) return;
+      const single = result as ExecutionResult & { stringify?: (result: ExecutionResult) => string };
+      if (!single.errors?.length) return;
+      const requestId = (serverContext as { requestId?: string }).requestId;
+      const errors = single.errors.map((error) => withPath(safeError(error, log, requestId), error as GraphQLError));
+      // One key order whichever executor produced the result: errors, data, extensions.
+      const safe: ExecutionResult = { errors, ...('data' in single ? { data: single.data } : {}) };
+      const http = { ...(single.extensions?.http as object | undefined), status: resultStatus(safe) };
+      setResult({ ...safe, extensions: { ...single.extensions, http }, ...(single.stringify ? { stringify: single.stringify } : {}) });
     },
     onExecute({ args }) {
       const requestId = (args.contextValue as Context).requestId;
       return {
         onExecuteDone({ result, setResult }) {
+          if (isAsyncIterable(result)) return;
           const single = result as ExecutionResult;
           if (!single.errors?.length) return;
-          setResult({ ...single, errors: single.errors.map((error) => withPath(safeError(error, log, requestId), error)) });
+          setResult({ ...single, errors: single.errors.map((error) => withPath(safeError(error, log, requestId), error as GraphQLError, args.document as DocumentNode)) });
         },
       };
     },

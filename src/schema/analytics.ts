@@ -31,7 +31,7 @@ builder.queryFields((t) => ({
   invoiceSummary: t.field({
     type: [InvoiceSummary],
     description: 'Count and total amount of invoices by status and currency, optionally for invoices created in [from, to).',
-    authScopes: { scope: 'invoices:read' },
+    authScopes: { scope: 'invoices:read' }, nullable: true,
     args: { from: t.arg({ type: 'DateTime' }), to: t.arg({ type: 'DateTime' }) },
     resolve: async (_root, { from, to }, ctx) => {
       if (from && to && from > to) throw invalidInput([{ param: 'to', message: 'must not be before from' }]);
@@ -47,7 +47,7 @@ builder.queryFields((t) => ({
   }),
   customerCount: t.int({
     description: 'How many customers, optionally matching a search like the customers list.',
-    authScopes: { scope: 'customers:read' },
+    authScopes: { scope: 'customers:read' }, nullable: true,
     args: { search: t.arg.string() },
     resolve: (_root, { search }, ctx) =>
       search?.trim() ? ctx.prisma.customer.count({ where: customerSearch(search) }) : recordTotal(ctx, 'customers')(),

@@ -13,11 +13,11 @@ export const Customer = builder.prismaObject('Customer', {
     phone: t.exposeString('phone', { nullable: true, description: 'E.164, such as +14155550123.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    jobs: t.relation('jobs', { authScopes: { scope: 'jobs:read' }, args: relationArgs, query: relationQuery }),
-    emails: t.relation('emails', { authScopes: { scope: 'emails:read' }, args: relationArgs, query: relationQuery }),
-    invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, args: relationArgs, query: relationQuery }),
-    estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, args: relationArgs, query: relationQuery }),
-    proposals: t.relation('proposals', { authScopes: { scope: 'proposals:read' }, args: relationArgs, query: relationQuery }),
+    jobs: t.relation('jobs', { authScopes: { scope: 'jobs:read' }, nullable: true, args: relationArgs, query: relationQuery }),
+    emails: t.relation('emails', { authScopes: { scope: 'emails:read' }, nullable: true, args: relationArgs, query: relationQuery }),
+    invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, nullable: true, args: relationArgs, query: relationQuery }),
+    estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, nullable: true, args: relationArgs, query: relationQuery }),
+    proposals: t.relation('proposals', { authScopes: { scope: 'proposals:read' }, nullable: true, args: relationArgs, query: relationQuery }),
   }),
 });
 
@@ -32,10 +32,12 @@ export function customerSearch(search: string | null | undefined) {
   if (term.length > MAX_SEARCH || term.includes('\u0000')) {
     throw invalidInput([{ param: 'search', message: `must be at most ${MAX_SEARCH} characters, without NUL characters` }]);
   }
+  // Prisma passes `contains` to ILIKE as it is: escaped, `%` and `_` match themselves.
+  const literal = term.replace(/[\\%_]/g, '\\$&');
   return {
     OR: [
-      { name: { contains: term, mode: 'insensitive' as const } },
-      { email: { contains: term, mode: 'insensitive' as const } },
+      { name: { contains: literal, mode: 'insensitive' as const } },
+      { email: { contains: literal, mode: 'insensitive' as const } },
     ],
   };
 }
@@ -44,7 +46,7 @@ builder.queryFields((t) => ({
   customers: t.field({
     type: CustomerPage,
     description: 'Customers, newest first.',
-    authScopes: { scope: 'customers:read' },
+    authScopes: { scope: 'customers:read' }, nullable: true,
     args: {
       ...pageArgs,
       search: t.arg.string({ description: 'Case-insensitive substring of the name or e-mail.' }),
@@ -79,7 +81,7 @@ const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
 builder.mutationField('createCustomer', (t) =>
   t.prismaField({
     type: 'Customer',
-    authScopes: { scope: 'customers:write' },
+    authScopes: { scope: 'customers:write' }, nullable: true,
     args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck();

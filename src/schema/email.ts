@@ -16,7 +16,7 @@ export const Email = builder.prismaObject('Email', {
     body: t.exposeString('body'),
     sentAt: t.expose('sentAt', { type: 'DateTime' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' } }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });
 
@@ -26,7 +26,7 @@ builder.queryFields((t) => ({
   emails: t.field({
     type: EmailPage,
     description: 'Incoming and outgoing e-mails, newest first.',
-    authScopes: { scope: 'emails:read' },
+    authScopes: { scope: 'emails:read' }, nullable: true,
     args: { ...pageArgs, type: t.arg({ type: EmailTypeEnum }), customerId: t.arg.id() },
     resolve: (_root, args, ctx, info) =>
       paginate(
@@ -63,7 +63,7 @@ builder.mutationField('createEmail', (t) =>
     type: 'Email',
     description: 'Records an incoming or outgoing e-mail. (REST has no create route for e-mails.)',
     // The contract has no emails:write scope; recording e-mail is customer-record work.
-    authScopes: { scope: 'customers:write' },
+    authScopes: { scope: 'customers:write' }, nullable: true,
     args: { input: t.arg({ type: CreateEmailInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck();

@@ -23,7 +23,7 @@ export const Estimate = builder.prismaObject('Estimate', {
     validUntil: t.expose('validUntil', { type: 'Date', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' } }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
     job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }),
 });
@@ -34,7 +34,7 @@ builder.queryFields((t) => ({
   estimates: t.field({
     type: EstimatePage,
     description: 'Estimates, newest first.',
-    authScopes: { scope: 'estimates:read' },
+    authScopes: { scope: 'estimates:read' }, nullable: true,
     args: { ...pageArgs, status: t.arg({ type: QuoteStatusEnum }), customerId: t.arg.id() },
     resolve: (_root, args, ctx, info) =>
       paginate(
@@ -68,7 +68,7 @@ builder.mutationField('createEstimate', (t) =>
   t.prismaField({
     type: 'Estimate',
     description: 'Creates a draft estimate with the next number of the organization.',
-    authScopes: { scope: 'estimates:write' },
+    authScopes: { scope: 'estimates:write' }, nullable: true,
     args: { input: t.arg({ type: CreateEstimateInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const checked = await checkDocumentInput(ctx.prisma, input);
@@ -90,7 +90,7 @@ for (const [verb, quoteMove] of Object.entries(QUOTE_MOVES)) {
     t.prismaField({
       type: 'Estimate',
       description: `Moves an estimate from ${move.from.join(' or ')} to ${move.to}.`,
-      authScopes: { scope: 'estimates:write' },
+      authScopes: { scope: 'estimates:write' }, nullable: true,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (query, _root, { id }, ctx) => {
         await applyMove<QuoteStatus>(ctx.prisma.estimate, 'estimate', String(id), move);

@@ -24,7 +24,7 @@ export const Invoice = builder.prismaObject('Invoice', {
     paidAt: t.expose('paidAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' } }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
     job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }),
 });
@@ -35,7 +35,7 @@ builder.queryFields((t) => ({
   invoices: t.field({
     type: InvoicePage,
     description: 'Invoices, newest first.',
-    authScopes: { scope: 'invoices:read' },
+    authScopes: { scope: 'invoices:read' }, nullable: true,
     args: { ...pageArgs, status: t.arg({ type: InvoiceStatusEnum }), customerId: t.arg.id() },
     resolve: (_root, args, ctx, info) =>
       paginate(
@@ -69,7 +69,7 @@ builder.mutationField('createInvoice', (t) =>
   t.prismaField({
     type: 'Invoice',
     description: 'Creates a draft invoice with the next number of the organization.',
-    authScopes: { scope: 'invoices:write' },
+    authScopes: { scope: 'invoices:write' }, nullable: true,
     args: { input: t.arg({ type: CreateInvoiceInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const checked = await checkDocumentInput(ctx.prisma, input);
@@ -94,7 +94,7 @@ for (const [name, move] of Object.entries(INVOICE_MOVES)) {
     t.prismaField({
       type: 'Invoice',
       description: `Moves an invoice from ${move.from.join(' or ')} to ${move.to}.`,
-      authScopes: { scope: 'invoices:write' },
+      authScopes: { scope: 'invoices:write' }, nullable: true,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (query, _root, { id }, ctx) => {
         await applyMove(ctx.prisma.invoice, 'invoice', String(id), move);

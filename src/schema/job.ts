@@ -19,9 +19,9 @@ export const Job = builder.prismaObject('Job', {
     completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' } }),
-    invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, args: relationArgs, query: relationQuery }),
-    estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, args: relationArgs, query: relationQuery }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
+    invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, nullable: true, args: relationArgs, query: relationQuery }),
+    estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, nullable: true, args: relationArgs, query: relationQuery }),
   }),
 });
 
@@ -31,7 +31,7 @@ builder.queryFields((t) => ({
   jobs: t.field({
     type: JobPage,
     description: 'Jobs, newest first.',
-    authScopes: { scope: 'jobs:read' },
+    authScopes: { scope: 'jobs:read' }, nullable: true,
     args: { ...pageArgs, status: t.arg({ type: JobStatusEnum }), customerId: t.arg.id() },
     resolve: (_root, args, ctx, info) =>
       paginate(
@@ -64,7 +64,7 @@ builder.mutationField('createJob', (t) =>
   t.prismaField({
     type: 'Job',
     description: 'Creates a job in status scheduled.',
-    authScopes: { scope: 'jobs:write' },
+    authScopes: { scope: 'jobs:write' }, nullable: true,
     args: { input: t.arg({ type: CreateJobInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck();
@@ -92,7 +92,7 @@ for (const [name, move] of Object.entries(JOB_MOVES)) {
     t.prismaField({
       type: 'Job',
       description: `Moves a job from ${move.from.join(' or ')} to ${move.to}.`,
-      authScopes: { scope: 'jobs:write' },
+      authScopes: { scope: 'jobs:write' }, nullable: true,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (query, _root, { id }, ctx) => {
         await applyMove(ctx.prisma.job, 'job', String(id), move);

@@ -17,7 +17,7 @@ export const Proposal = builder.prismaObject('Proposal', {
     currency: t.exposeString('currency', { description: 'ISO 4217.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' } }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });
 
@@ -27,7 +27,7 @@ builder.queryFields((t) => ({
   proposals: t.field({
     type: ProposalPage,
     description: 'Proposals, newest first.',
-    authScopes: { scope: 'proposals:read' },
+    authScopes: { scope: 'proposals:read' }, nullable: true,
     args: { ...pageArgs, status: t.arg({ type: QuoteStatusEnum }), customerId: t.arg.id() },
     resolve: (_root, args, ctx, info) =>
       paginate(
@@ -60,7 +60,7 @@ builder.mutationField('createProposal', (t) =>
   t.prismaField({
     type: 'Proposal',
     description: 'Creates a draft proposal.',
-    authScopes: { scope: 'proposals:write' },
+    authScopes: { scope: 'proposals:write' }, nullable: true,
     args: { input: t.arg({ type: CreateProposalInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck();
@@ -83,7 +83,7 @@ for (const [verb, move] of Object.entries(QUOTE_MOVES)) {
     t.prismaField({
       type: 'Proposal',
       description: `Moves a proposal from ${move.from.join(' or ')} to ${move.to}.`,
-      authScopes: { scope: 'proposals:write' },
+      authScopes: { scope: 'proposals:write' }, nullable: true,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (query, _root, { id }, ctx) => {
         await applyMove<QuoteStatus>(ctx.prisma.proposal, 'proposal', String(id), move);

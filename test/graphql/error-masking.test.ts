@@ -29,7 +29,7 @@ describe('error masking', () => {
     expect(isDatabaseUnreachable(new Error('driver failed', { cause }))).toBe(true);
     const safe = safeError(new Error('driver failed', { cause }), log, 'req-2');
     expect(safe.extensions.code).toBe('UNAVAILABLE');
-    expect(safe.extensions.http).toEqual({ status: 503, headers: { 'Retry-After': '5' } });
+    expect(safe.extensions.http).toEqual({ headers: { 'Retry-After': '5' } });
     expect(isDatabaseUnreachable(Object.assign(new Error('x'), { code: 'P1017' }))).toBe(true);
     expect(isDatabaseUnreachable(new Error('unique constraint failed'))).toBe(false);
   });
