@@ -2,6 +2,7 @@ import type { Auth } from './auth/authenticate.js';
 import type { Admission } from './graphql/rate-units.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Logger } from './logger.js';
+import type { FieldError } from './errors.js';
 
 /** What every GraphQL resolver (and so every REST route) receives. */
 export interface Context {
@@ -11,4 +12,6 @@ export interface Context {
   /** Bound to `auth.organizationId` (see db/tenant.ts). */
   prisma: PrismaClient;
   log: Logger;
+  /** Faults a REST body had before the operation ran (see InputCheck); none on /graphql. */
+  inputErrors?: FieldError[];
 }

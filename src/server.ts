@@ -11,7 +11,7 @@ import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
-import { apiError, errorHeaders, statusOf } from './errors.js';
+import { apiError, errorHeaders, statusOf, type FieldError } from './errors.js';
 import { useCompiledExecution, useStandardExecution } from './graphql/compiled-execution.js';
 import { graphqlErrorBody, safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
@@ -58,6 +58,8 @@ interface ServerContext {
   requestId: string;
   /** Null only for the GraphiQL page, which executes nothing. */
   admission: Admission | null;
+  /** A REST body's faults found before execution (see InputCheck). */
+  inputErrors?: FieldError[];
 }
 
 /** A browser asking for the GraphiQL page rather than running an operation. */
@@ -87,10 +89,10 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     plugins: [useQueryBounds(), useRootFieldUnits(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log)],
     // Masking is the error policy's (graphql/errors.ts), which has the request id at hand.
     maskedErrors: false,
-    context: ({ requestId, admission }) => {
+    context: ({ requestId, admission, inputErrors }) => {
       if (!admission) throw safeError(new Error('operation without authentication'), log, requestId);
       const { auth } = admission;
-      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log };
+      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors };
     },
   });
 
@@ -214,7 +216,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
         requestId,
       );
     }
-    const execute: Execute = (route, variables) => executeRoute(request, route, variables, { requestId, admission });
+    const execute: Execute = (route, variables, inputErrors) => executeRoute(request, route, variables, { requestId, admission, inputErrors });
     const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
     const response =
       match.route.kind === 'create'

@@ -1,10 +1,14 @@
 // Turns a JSON request body into the variables of a create mutation: snake_case keys to
-// the input type's fields, every unknown field and every type mismatch named at once.
+// the input type's fields, every unknown field and every type mismatch named at once, in
+// REST's words ("must be a string"), not GraphQL's.
 import {
   coerceInputValue,
+  getNamedType,
   getNullableType,
+  isEnumType,
   isInputObjectType,
   isListType,
+  isNonNullType,
   type GraphQLInputObjectType,
   type GraphQLInputType,
 } from 'graphql';
@@ -32,19 +36,85 @@ function renameKeys(value: unknown, type: GraphQLInputType, path: string, errors
   return renamed;
 }
 
-function restPath(path: ReadonlyArray<string | number>): string {
-  return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${snakeCase(part)}` : snakeCase(part)), '');
+/** GraphQL's path `['lineItems', 0, 'unitAmount']` as `lineItems[0].unitAmount`. */
+function paramOf(path: ReadonlyArray<string | number>): string {
+  return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
-export function bodyToInput(body: unknown, input: GraphQLInputObjectType): { value?: Record<string, unknown>; errors: FieldError[] } {
+/** The input type found at `path` below `type`. */
+function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): GraphQLInputType | undefined {
+  let current: GraphQLInputType | undefined = type;
+  for (const part of path) {
+    const nullable: GraphQLInputType | undefined = current && getNullableType(current);
+    if (typeof part === 'number') current = isListType(nullable) ? (nullable.ofType as GraphQLInputType) : undefined;
+    else current = isInputObjectType(nullable) ? nullable.getFields()[part]?.type : undefined;
+  }
+  return current;
+}
+
+/** What a value of `type` must be, in plain words. */
+function expectation(type: GraphQLInputType | undefined, graphqlMessage: string): string {
+  if (!type) return graphqlMessage;
+  if (isNonNullType(type) && /not to be null/.test(graphqlMessage)) return 'must not be null';
+  const nullable = getNullableType(type);
+  if (isListType(nullable)) return 'must be an array';
+  if (isInputObjectType(nullable)) return 'must be an object';
+  const named = getNamedType(type);
+  if (isEnumType(named)) return `must be one of ${named.getValues().map((v) => v.name).join(', ')}`;
+  switch (named.name) {
+    case 'String':
+    case 'ID':
+      return 'must be a string';
+    case 'Int':
+      return 'must be a whole number from -2147483648 to 2147483647';
+    case 'Float':
+      return 'must be a number';
+    case 'Boolean':
+      return 'must be true or false';
+    default:
+      // Custom scalars already speak plainly ("must be a calendar date such as 2026-01-31").
+      return graphqlMessage.replace(/^Expected value of type "[^"]+", found [^;]+; /, '');
+  }
+}
+
+/** Removes the value a type error is about: the nearest field that holds it. */
+function dropAt(root: Record<string, unknown>, path: ReadonlyArray<string | number>): void {
+  let holder: unknown = root;
+  let target: { object: Record<string, unknown>; key: string } | undefined;
+  for (const part of path) {
+    if (typeof part === 'string' && isPlainObject(holder)) target = { object: holder, key: part };
+    holder = (holder as Record<string | number, unknown> | undefined)?.[part];
+  }
+  if (target) delete target.object[target.key];
+}
+
+export interface BodyInput {
+  /** The fields that are well-typed; absent when the body is not an object at all. */
+  value?: Record<string, unknown>;
+  /** Unknown fields and type mismatches, by their GraphQL path (`lineItems[0].unitAmount`). */
+  errors: FieldError[];
+}
+
+/**
+ * The body as the mutation's input, every unknown or mistyped field named. The well-typed
+ * rest is returned too, so the mutation can add its business-rule errors to the same answer
+ * (it runs nothing while any error stands: see InputCheck).
+ */
+export function bodyToInput(body: unknown, input: GraphQLInputObjectType): BodyInput {
   if (!isPlainObject(body)) return { errors: [{ param: 'body', message: 'must be a JSON object' }] };
   const errors: FieldError[] = [];
-  const renamed = renameKeys(body, input, '', errors) as Record<string, unknown>;
-  if (errors.length === 0) {
-    coerceInputValue(renamed, input, (path, _invalid, error) => {
-      const param = restPath(path) || 'body';
-      errors.push({ param, message: error.message.replace(/^Expected value of type "[^"]+", found [^;]+; /, '') });
-    });
-  }
-  return errors.length > 0 ? { errors } : { value: renamed, errors };
+  const value = renameKeys(body, input, '', errors) as Record<string, unknown>;
+  const mistyped: Array<ReadonlyArray<string | number>> = [];
+  coerceInputValue(value, input, (path, _invalid, error) => {
+    // A missing required field is reported at its parent's path, with the field's name.
+    const missing = /^Field "(\w+)" of required type "[^"]+" was not provided\.$/.exec(error.message);
+    if (missing) {
+      errors.push({ param: paramOf([...path, missing[1]!]), message: 'is required' });
+      return;
+    }
+    mistyped.push(path);
+    errors.push({ param: paramOf(path) || 'body', message: expectation(typeAt(input, path), error.message) });
+  });
+  for (const path of mistyped) dropAt(value, path);
+  return { value, errors };
 }

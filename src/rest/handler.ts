@@ -13,7 +13,7 @@ import { Response } from '../http/fetch.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_INT = 2_147_483_647;
 /** Runs a route's operation on the GraphQL pipeline. */
-export type Execute = (route: Route, variables: Record<string, unknown>) => Promise<ExecutionResult<{ result: unknown } | null>>;
+export type Execute = (route: Route, variables: Record<string, unknown>, inputErrors?: FieldError[]) => Promise<ExecutionResult<{ result: unknown } | null>>;
 
 export class ProblemError extends Error {
   constructor(readonly problem: Problem) {
@@ -70,10 +70,23 @@ export async function readBody(request: Request): Promise<string> {
     if (size > MAX_BODY_BYTES) throw tooLarge;
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  try {
+    return UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    throw badRequest('The body is not valid UTF-8.', [{ param: 'body', message: 'is not valid UTF-8' }]);
+  }
 }
 
-async function bodyVariables(request: Request, route: Route): Promise<Record<string, unknown>> {
+/** Refuses, rather than silently replaces, bytes that are not UTF-8. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+interface BodyVariables {
+  variables: Record<string, unknown>;
+  /** Unknown and mistyped fields, left for the operation to report with its own faults. */
+  inputErrors: FieldError[];
+}
+
+async function bodyVariables(request: Request, route: Route): Promise<BodyVariables> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
     throw new ProblemError({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be JSON: send Content-Type: application/json.' });
@@ -86,14 +99,18 @@ async function bodyVariables(request: Request, route: Route): Promise<Record<str
     throw badRequest('The body is not valid JSON.', [{ param: 'body', message: 'is not valid JSON' }]);
   }
   const { value, errors } = bodyToInput(body, route.input!);
-  if (errors.length > 0) throw badRequest(`Invalid fields: ${errors.map((e) => e.param).join(', ')}.`, errors);
-  return { input: value };
+  if (!value) throw badRequest('The body must be a JSON object.', errors);
+  return { variables: { input: value }, inputErrors: errors };
 }
 
-function errorProblem(error: GraphQLError): Problem {
+/** A GraphQL error in REST's words: snake_case fields, the route's scope, no type names. */
+function errorProblem(error: GraphQLError, route: Route): Problem {
   const code = typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL';
   const fieldErrors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
-  return { status: statusOf(code), code, detail: error.message, errors: fieldErrors, headers: errorHeaders(error) };
+  let detail = error.message;
+  if (fieldErrors?.length) detail = `Invalid fields: ${fieldErrors.map((e) => e.param).join(', ')}.`;
+  else if (code === 'FORBIDDEN') detail = `This API key lacks the scope ${route.scope}.`;
+  return { status: statusOf(code), code, detail, errors: fieldErrors, headers: errorHeaders(error) };
 }
 
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
@@ -101,12 +118,13 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
   try {
     // Items and creates take no query parameters: the same check refuses any that come.
     const queried = queryVariables(url, route.params);
-    const variables = route.kind === 'list' ? queried : route.kind === 'item' ? { id } : await bodyVariables(request, route);
-    const result = await execute(route, variables);
+    const { variables, inputErrors } =
+      route.kind === 'create' ? await bodyVariables(request, route) : { variables: route.kind === 'list' ? queried : { id }, inputErrors: undefined };
+    const result = await execute(route, variables, inputErrors);
     const error = result.errors?.[0];
     const data = result.data?.result;
     if (error) {
-      response = problemResponse(errorProblem(error), requestId);
+      response = problemResponse(errorProblem(error, route), requestId);
     } else if (data === null || data === undefined) {
       response = problemResponse({ status: 404, code: 'NOT_FOUND', detail: `No ${route.resource.type.toLowerCase()} with this id in this organization.` }, requestId);
     } else if (route.kind === 'create') {

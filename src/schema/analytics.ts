@@ -10,7 +10,7 @@ interface InvoiceSummaryRow {
   status: InvoiceStatus;
   currency: string;
   count: number;
-  totalAmount: number;
+  totalAmount: number | bigint;
 }
 
 const InvoiceSummary = builder.objectRef<InvoiceSummaryRow>('InvoiceSummary').implement({
@@ -20,8 +20,8 @@ const InvoiceSummary = builder.objectRef<InvoiceSummaryRow>('InvoiceSummary').im
     currency: t.exposeString('currency'),
     count: t.exposeInt('count'),
     totalAmount: t.field({
-      type: 'Float',
-      description: 'Sum of total_amount in minor units (a Float: sums can exceed 32 bits).',
+      type: 'BigInt',
+      description: 'Sum of total_amount in minor units, exact, as a decimal string ("12550" is 125.50): sums can exceed 32 bits.',
       resolve: (row) => row.totalAmount,
     }),
   }),

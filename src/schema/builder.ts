@@ -25,6 +25,7 @@ export interface Types {
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     Date: { Input: Date; Output: Date };
+    BigInt: { Input: bigint; Output: bigint | number };
   };
 }
 
@@ -83,3 +84,19 @@ builder.scalarType('Date', {
 
 builder.queryType({});
 builder.mutationType({});
+
+builder.scalarType('BigInt', {
+  description: 'An integer of any size, as a decimal string such as "12550": exact where a JSON number would round.',
+  serialize: (value) => {
+    if ((typeof value === 'number' && Number.isSafeInteger(value)) || typeof value === 'bigint') return String(value);
+    throw new Error(`BigInt cannot represent ${String(value)} exactly`);
+  },
+  parseValue: (value) => {
+    if (typeof value === 'string' && /^-?\d{1,30}$/.test(value)) return BigInt(value);
+    throw new GraphQLError('must be an integer as a decimal string, such as "12550"');
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind === Kind.STRING && /^-?\d{1,30}$/.test(ast.value)) return BigInt(ast.value);
+    throw new GraphQLError('must be an integer as a decimal string, such as "12550"');
+  },
+});

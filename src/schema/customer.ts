@@ -84,7 +84,7 @@ builder.mutationField('createCustomer', (t) =>
     authScopes: { scope: 'customers:write' }, nullable: true,
     args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck();
+      const check = new InputCheck(ctx.inputErrors);
       const name = check.text('name', input.name, { max: 200, required: true });
       const email = check.email('email', input.email);
       const phone = check.phone('phone', input.phone);

@@ -1,6 +1,6 @@
 // What invoices and estimates share: line items (input, checks, totals) and the checks of
 // a create's input.
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Context } from '../context.js';
 import { builder } from './builder.js';
 import { requireReference } from './references.js';
 import { InputCheck, MAX_AMOUNT } from './validation.js';
@@ -69,8 +69,8 @@ interface DocumentInput {
 }
 
 /** Checks a new invoice's or estimate's input; throws a BAD_REQUEST listing every fault. */
-export async function checkDocumentInput(prisma: PrismaClient, input: DocumentInput) {
-  const check = new InputCheck();
+export async function checkDocumentInput({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, input: DocumentInput) {
+  const check = new InputCheck(inputErrors);
   const customerId = check.id('customerId', input.customerId as string | null | undefined);
   const jobId = check.id('jobId', input.jobId as string | null | undefined, { required: false });
   const currency = check.currency('currency', input.currency);

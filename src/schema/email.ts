@@ -66,7 +66,7 @@ builder.mutationField('createEmail', (t) =>
     authScopes: { scope: 'customers:write' }, nullable: true,
     args: { input: t.arg({ type: CreateEmailInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck();
+      const check = new InputCheck(ctx.inputErrors);
       const customerId = check.id('customerId', input.customerId as string | null | undefined);
       if (!input.type) check.fail('type', 'is required');
       const from = check.email('from', input.from, { required: true });

@@ -71,7 +71,7 @@ builder.mutationField('createEstimate', (t) =>
     authScopes: { scope: 'estimates:write' }, nullable: true,
     args: { input: t.arg({ type: CreateEstimateInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const checked = await checkDocumentInput(ctx.prisma, input);
+      const checked = await checkDocumentInput(ctx, input);
       const organizationId = ctx.auth.organizationId;
       return ctx.prisma.$transaction(async (tx) =>
         tx.estimate.create({

@@ -72,7 +72,7 @@ builder.mutationField('createInvoice', (t) =>
     authScopes: { scope: 'invoices:write' }, nullable: true,
     args: { input: t.arg({ type: CreateInvoiceInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const checked = await checkDocumentInput(ctx.prisma, input);
+      const checked = await checkDocumentInput(ctx, input);
       const organizationId = ctx.auth.organizationId;
       return ctx.prisma.$transaction(async (tx) =>
         tx.invoice.create({

@@ -67,7 +67,7 @@ builder.mutationField('createJob', (t) =>
     authScopes: { scope: 'jobs:write' }, nullable: true,
     args: { input: t.arg({ type: CreateJobInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck();
+      const check = new InputCheck(ctx.inputErrors);
       const customerId = check.id('customerId', input.customerId as string | null | undefined);
       const title = check.text('title', input.title, { max: 200, required: true });
       const description = check.text('description', input.description, { max: 5000 });

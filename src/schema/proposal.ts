@@ -63,7 +63,7 @@ builder.mutationField('createProposal', (t) =>
     authScopes: { scope: 'proposals:write' }, nullable: true,
     args: { input: t.arg({ type: CreateProposalInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck();
+      const check = new InputCheck(ctx.inputErrors);
       const customerId = check.id('customerId', input.customerId as string | null | undefined);
       const title = check.text('title', input.title, { max: 200, required: true });
       const totalAmount = check.amount('totalAmount', input.totalAmount);

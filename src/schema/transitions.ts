@@ -28,8 +28,9 @@ export async function applyMove<Status extends string>(
   if (count === 1) return;
   const current = await model.findFirst({ where: { id }, select: { status: true } });
   if (!current) throw apiError('NOT_FOUND', `No ${resource} with this id in this organization.`);
+  // A refusal because of the record's current state (contract section 3).
   throw apiError(
-    'BAD_REQUEST',
+    'CONFLICT',
     `Cannot move ${resource} ${id} to ${move.to}: its status is ${current.status} (allowed from ${move.from.join(' or ')}).`,
     { errors: [{ param: 'status', message: `is ${current.status}` }] },
   );

@@ -12,10 +12,26 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
+/** Whether two parameters name the same field or one lies inside the other. */
+function overlaps(a: string, b: string): boolean {
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return long === short || long.startsWith(`${short}.`) || long.startsWith(`${short}[`);
+}
+
 export class InputCheck {
-  readonly errors: FieldError[] = [];
+  readonly errors: FieldError[];
+
+  /**
+   * `prior`: faults found before the resolver ran (a REST body's unknown or mistyped fields,
+   * which arrive removed); they are reported with the rules' faults, and a field that has
+   * one is not judged again.
+   */
+  constructor(private readonly prior: readonly FieldError[] = []) {
+    this.errors = [...prior];
+  }
 
   fail(param: string, message: string): void {
+    if (this.prior.some((p) => overlaps(p.param, param))) return;
     this.errors.push({ param, message });
   }
 

@@ -89,7 +89,7 @@ describe.each(DB_KINDS)('organization isolation on %s', (kind) => {
          customerCount invoiceSummary { count totalAmount } }`,
     );
     expect(everything.customerCount).toBe(1);
-    expect(everything.invoiceSummary).toEqual([{ count: 1, totalAmount: 777 }]);
+    expect(everything.invoiceSummary).toEqual([{ count: 1, totalAmount: '777' }]);
     expectNothingForeign(everything);
     for (const mutation of ['sendInvoice', 'sendEstimate', 'sendProposal', 'startJob', 'cancelJob']) {
       const id = mutation.endsWith('Invoice') ? theirs.invoice : mutation.endsWith('Estimate') ? theirs.estimate : mutation.endsWith('Proposal') ? theirs.proposal : theirs.job;
