@@ -11,7 +11,7 @@ import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
-import { apiError, errorHeaders, statusOf, type FieldError } from './errors.js';
+import { apiError, errorHeaders, statusOf, type ErrorCode, type FieldError } from './errors.js';
 import { useCompiledExecution, useStandardExecution } from './graphql/compiled-execution.js';
 import { graphqlErrorBody, safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
@@ -184,8 +184,19 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
       if (admission instanceof GraphQLError) {
         return Response.json(graphqlErrorBody(admission), { status: statusOf(admission.extensions.code), headers: errorHeaders(admission) });
       }
+      // The document is read under the same size cap as a REST body before yoga parses it.
+      let body: string | undefined;
+      if (request.method === 'POST') {
+        try {
+          body = await readBody(request);
+        } catch (error) {
+          if (!(error instanceof ProblemError)) throw error;
+          return withRateHeaders(Response.json(graphqlErrorBody(apiError(error.problem.code as ErrorCode, error.problem.detail)), { status: error.problem.status }), admission);
+        }
+      }
+      const bounded = body === undefined ? request : new Request(request.url, { method: 'POST', headers: request.headers, body });
       const run = async (req: Request) => yoga.fetch(req, { requestId, admission });
-      const response = await idempotent(request, requestId, admission, '/graphql', run, (refusal) =>
+      const response = await idempotent(bounded, requestId, admission, '/graphql', run, (refusal) =>
         Response.json(
           { errors: [{ message: refusal.detail, extensions: { code: refusal.status === 409 ? 'CONFLICT' : 'BAD_REQUEST', ...(refusal.errors ? { errors: refusal.errors } : {}) } }] },
           { status: refusal.status },

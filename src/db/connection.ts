@@ -42,6 +42,8 @@ export interface DatabaseOptions {
 // Creates wait for the organization's numbering row lock; under a burst of concurrent
 // creates that wait can exceed Prisma's 2 s default before a transaction starts.
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
+/** The longest an API statement may run on PostgreSQL (cancelled past it: 503, retry). */
+export const STATEMENT_TIMEOUT_MS = 5_000;
 
 function createClient(adapter: SqlDriverAdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
   if (!onQuery) return new PrismaClient({ adapter, transactionOptions: TRANSACTION_OPTIONS });
@@ -57,7 +59,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 async function openPostgres(connectionString: string, max: number, onQuery?: (sql: string) => void): Promise<Database> {
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000 });
+  // No statement may hold a connection for long: one tenant's slow queries would otherwise
+  // take the whole pool from the others. A request waits at most 5 s for a connection.
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000, statement_timeout: STATEMENT_TIMEOUT_MS });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
   const prisma = createClient(new PrismaPg(pool), onQuery);

@@ -78,6 +78,8 @@ export async function migrate(sql: Sql, migrations = readMigrations()): Promise<
       // Each migration and its record commit together, or not at all.
       await conn.exec('BEGIN');
       try {
+        // API statements are time-bounded (db/connection.ts); a migration may take its time.
+        await conn.exec('SET LOCAL statement_timeout = 0');
         const startedAt = new Date();
         await conn.exec(migration.script);
         await conn.query(

@@ -7,10 +7,11 @@ import type { Context } from '../context.js';
 import { apiError, ERROR_STATUS, statusOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 
+// Also the overload cases: no pool connection free in time, a statement cancelled at its timeout.
 const UNREACHABLE =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Server has closed the connection|Timed out fetching a new connection/i;
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Server has closed the connection|Timed out fetching a new connection|timeout exceeded when trying to connect|canceling statement due to statement timeout/i;
 // Prisma's codes for: can't reach, timed out, server closed the connection, pool timeout.
-const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', '57014']);
 
 export function isDatabaseUnreachable(error: unknown): boolean {
   let current: unknown = error;

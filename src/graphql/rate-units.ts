@@ -1,11 +1,12 @@
 // How a GraphQL request counts against its key's rate limit: one unit per root field (the
 // first was counted when the request was admitted), so aliasing many root fields into one
 // request cannot multiply a key's allowance. A REST request runs one root field: one unit.
-import { Kind, type DefinitionNode, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Auth } from '../auth/authenticate.js';
 import { apiError } from '../errors.js';
 import { rateLimitHeaders, type RateLimiter, type RateState } from '../rate-limit.js';
+import { rootFieldKeys } from './query-bounds.js';
 
 export interface Admission {
   auth: Auth;
@@ -17,10 +18,10 @@ export function useRootFieldUnits(rateLimiter: RateLimiter): Plugin<{ admission:
   return {
     async onExecute({ args, setResultAndStopExecution }) {
       const admission = (args.contextValue as { admission: Admission }).admission;
-      const operation = (args.document as DocumentNode).definitions.find(
-        (d: DefinitionNode): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && (!args.operationName || d.name?.value === args.operationName),
-      );
-      const extra = (operation?.selectionSet.selections.length ?? 1) - 1;
+      const document = args.document as DocumentNode;
+      const operation = getOperationAST(document, args.operationName);
+      // Fields wrapped in fragments run, so they count too.
+      const extra = (operation ? rootFieldKeys(document, operation).size : 1) - 1;
       if (extra <= 0) return;
       admission.rate = await rateLimiter.consume(`key:${admission.auth.keyId}`, extra);
       if (admission.rate.limited) {

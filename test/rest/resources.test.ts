@@ -60,10 +60,10 @@ describe.each(DB_KINDS)('REST jobs, emails, invoices, estimates and proposals on
     expect((await acme.get('/jobs')).body.pagination.total).toBe(before);
   });
 
-  it('POST /jobs lists every bad field', async () => {
+  it('POST /jobs lists every bad field, type and rule faults in one answer', async () => {
     const response = await acme.post('/jobs', { customer_id: 'nope', scheduled_at: 'tomorrow' });
     expect(response.status).toBe(400);
-    expect(response.body.errors.map((e: { param: string }) => e.param).sort()).toEqual(['scheduled_at']);
+    expect(response.body.errors.map((e: { param: string }) => e.param).sort()).toEqual(['customer_id', 'scheduled_at', 'title']);
     const semantic = await acme.post('/jobs', { customer_id: 'nope' });
     expect(semantic.body.errors.map((e: { param: string }) => e.param).sort()).toEqual(['customer_id', 'title']);
   });
