@@ -24,6 +24,8 @@ export interface Config {
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
   logLevel: LogLevel;
+  /** How many reverse proxies in front add to X-Forwarded-For (0: the socket's address is the client's). */
+  trustProxy: number;
 }
 
 export class ConfigError extends Error {
@@ -62,6 +64,15 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/** TRUST_PROXY: unset or false, true (one proxy), or the number of proxies in front. */
+function proxies(env: Env): number {
+  const raw = (env.TRUST_PROXY ?? '').trim().toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0') return 0;
+  if (raw === 'true') return 1;
+  if (/^\d+$/.test(raw) && Number(raw) <= 10) return Number(raw);
+  throw new ConfigError('TRUST_PROXY', `must be false, true or the number of proxies in front, 1 to 10 (got "${env.TRUST_PROXY}")`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -79,5 +90,6 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, MAX_RATE_LIMIT),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     logLevel: logLevel as LogLevel,
+    trustProxy: proxies(env),
   };
 }

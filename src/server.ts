@@ -11,13 +11,14 @@ import { createAuthenticator, type Auth } from './auth/authenticate.js';
 import type { Context } from './context.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
-import { apiError, errorHeaders, statusOf, type ErrorCode, type FieldError } from './errors.js';
+import { apiError, type ErrorCode, type FieldError } from './errors.js';
 import { useCompiledExecution, useStandardExecution } from './graphql/compiled-execution.js';
-import { graphqlErrorBody, safeError, useErrorPolicy } from './graphql/errors.js';
+import { graphqlErrorResponse, safeError, useErrorPolicy } from './graphql/errors.js';
 import { useQueryBounds } from './graphql/query-bounds.js';
 import { useRootFieldUnits, type Admission } from './graphql/rate-units.js';
-import { createIdempotency, fingerprint, IDEMPOTENCY_HEADER, idempotencyKeyError, type IdempotencyRefusal } from './http/idempotency.js';
-import { problemResponse } from './http/problem.js';
+import { createIdempotency, fingerprint, graphqlRequestWrites, IDEMPOTENCY_HEADER, idempotencyKeyError, refusalError } from './http/idempotency.js';
+import { errorProblemResponse, problemResponse } from './http/problem.js';
+import { clientAddress } from './http/client-address.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Fields, Logger } from './logger.js';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
@@ -38,6 +39,8 @@ export interface AppDeps {
    * is refused rather than served).
    */
   draining?: (arrived?: IncomingMessage) => boolean;
+  /** Reverse proxies in front (see http/client-address.ts). */
+  trustProxy?: number;
 }
 
 const GRAPHIQL_EXAMPLE = `# Put your API key in the Headers tab below, then run this query.
@@ -67,11 +70,11 @@ function wantsGraphiQL(request: Request): boolean {
   return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
-export function createApp({ db, log, rateLimiter, draining = () => false }: AppDeps) {
+export function createApp({ db, log, rateLimiter, trustProxy = 0, draining = () => false }: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const tenants = tenantClients(db.prisma);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget);
-  const once = createIdempotency(db.prisma);
+  const idempotency = createIdempotency(db.prisma, log);
 
   const yoga = createYoga<ServerContext, Context>({
     schema,
@@ -97,19 +100,18 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
   });
 
   /**
-   * Authentication and the rate limit, for both surfaces. Requests without a valid key are
-   * bounded per client address, and refused before any database lookup once over it.
+   * Authentication and the rate limit, for both surfaces. A valid key is counted against its
+   * own allowance only; requests that fail authentication are counted per client address,
+   * so a flood of bad keys from behind a shared proxy cannot lock out the valid ones.
    */
   async function admit(request: Request, requestId: string, clientAddress: string, logFields: Fields): Promise<Admission | GraphQLError> {
-    const address = `address:${clientAddress}`;
     try {
-      const anonymous = await rateLimiter.peek(address);
-      if (anonymous.limited) return apiError('RATE_LIMITED', 'Too many requests without a valid API key from this address.', { headers: rateLimitHeaders(anonymous) });
       let auth: Auth;
       try {
         auth = await authenticator(request.headers.get('authorization'));
       } catch (error) {
-        await rateLimiter.consume(address);
+        const anonymous = await rateLimiter.consume(`address:${clientAddress}`);
+        if (anonymous.limited) return apiError('RATE_LIMITED', 'Too many requests without a valid API key from this address.', { headers: rateLimitHeaders(anonymous) });
         return safeError(error, log, requestId);
       }
       logFields.organization_id = auth.organizationId;
@@ -140,29 +142,33 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     }
   }
 
-  /** Runs a create once per Idempotency-Key (see http/idempotency.ts); without the header, just runs it. */
+  /**
+   * Runs a write once per Idempotency-Key (see http/idempotency.ts); without the header, or
+   * for a request that writes nothing, just runs it.
+   */
   async function idempotent(
     request: Request,
-    requestId: string,
     admission: Admission,
     path: string,
     run: (request: Request) => Promise<Response>,
-    refuse: (refusal: IdempotencyRefusal) => Response,
+    refuse: (refusal: GraphQLError) => Response,
+    writes: (body: string) => boolean = () => true,
   ): Promise<Response> {
     const key = request.headers.get(IDEMPOTENCY_HEADER);
     if (key === null || request.method !== 'POST') return run(request);
     const invalid = idempotencyKeyError(key);
-    if (invalid) return refuse(invalid);
+    if (invalid) return refuse(refusalError(invalid));
     let body: string;
     try {
       body = await readBody(request);
     } catch (error) {
-      if (error instanceof ProblemError) return problemResponse(error.problem, requestId);
+      if (error instanceof ProblemError) return refuse(apiError(error.problem.code as ErrorCode, error.problem.detail, { errors: error.problem.errors }));
       throw error;
     }
     const replayable = new Request(request.url, { method: request.method, headers: request.headers, body });
-    const result = await once(admission.auth.organizationId, key, fingerprint(request.method, path, body), () => run(replayable));
-    return result instanceof Response ? result : refuse(result);
+    if (!writes(body)) return run(replayable);
+    const result = await idempotency.once(admission.auth.organizationId, admission.auth.keyId, key, fingerprint(request.method, path, body), () => run(replayable));
+    return result instanceof Response ? result : refuse(refusalError(result));
   }
 
   async function route(request: Request, url: URL, requestId: string, clientAddress: string, logFields: Fields): Promise<Response> {
@@ -182,7 +188,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
       if (wantsGraphiQL(request)) return yoga.fetch(request, { requestId, admission: null });
       const admission = await admit(request, requestId, clientAddress, logFields);
       if (admission instanceof GraphQLError) {
-        return Response.json(graphqlErrorBody(admission), { status: statusOf(admission.extensions.code), headers: errorHeaders(admission) });
+        return graphqlErrorResponse(admission);
       }
       // The document is read under the same size cap as a REST body before yoga parses it.
       let body: string | undefined;
@@ -191,17 +197,12 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
           body = await readBody(request);
         } catch (error) {
           if (!(error instanceof ProblemError)) throw error;
-          return withRateHeaders(Response.json(graphqlErrorBody(apiError(error.problem.code as ErrorCode, error.problem.detail)), { status: error.problem.status }), admission);
+          return withRateHeaders(graphqlErrorResponse(apiError(error.problem.code as ErrorCode, error.problem.detail)), admission);
         }
       }
       const bounded = body === undefined ? request : new Request(request.url, { method: 'POST', headers: request.headers, body });
       const run = async (req: Request) => yoga.fetch(req, { requestId, admission });
-      const response = await idempotent(bounded, requestId, admission, '/graphql', run, (refusal) =>
-        Response.json(
-          { errors: [{ message: refusal.detail, extensions: { code: refusal.status === 409 ? 'CONFLICT' : 'BAD_REQUEST', ...(refusal.errors ? { errors: refusal.errors } : {}) } }] },
-          { status: refusal.status },
-        ),
-      );
+      const response = await idempotent(bounded, admission, '/graphql', run, graphqlErrorResponse, graphqlRequestWrites);
       return withRateHeaders(response, admission);
     }
 
@@ -221,34 +222,30 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     if (match.kind === 'document') return match.respond();
     logFields.route = `${match.route.method} ${match.route.path}`;
     const admission = await admit(request, requestId, clientAddress, logFields);
-    if (admission instanceof GraphQLError) {
-      return problemResponse(
-        { status: statusOf(admission.extensions.code), code: String(admission.extensions.code), detail: admission.message, headers: errorHeaders(admission) },
-        requestId,
-      );
-    }
+    if (admission instanceof GraphQLError) return errorProblemResponse(admission, requestId);
     const execute: Execute = (route, variables, inputErrors) => executeRoute(request, route, variables, { requestId, admission, inputErrors });
     const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
     const response =
       match.route.kind === 'create'
-        ? await idempotent(request, requestId, admission, match.route.path, run, (refusal) =>
-            problemResponse({ status: refusal.status, code: refusal.status === 409 ? 'CONFLICT' : 'BAD_REQUEST', detail: refusal.detail, errors: refusal.errors }, requestId),
-          )
+        ? await idempotent(request, admission, match.route.path, run, (refusal) => errorProblemResponse(refusal, requestId))
         : await run(request);
     return withRateHeaders(response, admission);
   }
 
   return createServerAdapter<{ req?: IncomingMessage }>(async (request, serverContext) => {
     const started = performance.now();
-    const url = new URL(request.url);
+    const url = URL.canParse(request.url) ? new URL(request.url) : undefined;
     const requestId = requestIdFor(request);
     const logFields: Fields = {};
     let response: Response;
     try {
-      response = draining(serverContext.req)
+      response = !url
+        ? // The address is built from the Host header, which the client chose.
+          problemResponse({ status: 400, code: 'BAD_REQUEST', detail: 'The request has an invalid Host header.', errors: [{ param: 'Host', message: 'is not a valid host' }] }, requestId)
+        : draining(serverContext.req)
         ? // Clients on kept-alive connections would otherwise keep a stopping server busy.
           problemResponse({ status: 503, code: 'UNAVAILABLE', detail: 'The server is shutting down; retry.', headers: { 'retry-after': '1' } }, requestId)
-        : await route(request, url, requestId, serverContext.req?.socket.remoteAddress ?? 'unknown', logFields);
+        : await route(request, url, requestId, clientAddress(request, serverContext.req?.socket, trustProxy), logFields);
     } catch (error) {
       log.error('unhandled error', { request_id: requestId, err: { message: (error as Error).message, stack: (error as Error).stack } });
       response = problemResponse({ status: 500, code: 'INTERNAL', detail: 'An internal error occurred.' }, requestId);
@@ -258,7 +255,7 @@ export function createApp({ db, log, rateLimiter, draining = () => false }: AppD
     log.info('request', {
       request_id: requestId,
       method: request.method,
-      path: url.pathname,
+      path: url?.pathname,
       ...logFields,
       status: response.status,
       duration_ms: Math.round(performance.now() - started),

@@ -4,7 +4,8 @@
 import { GraphQLError, type DocumentNode, type ExecutionResult, type Source, type SourceLocation } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
-import { apiError, ERROR_STATUS, statusOf } from '../errors.js';
+import { apiError, ERROR_STATUS, errorHeaders, statusOf } from '../errors.js';
+import { Response } from '../http/fetch.js';
 import type { Logger } from '../logger.js';
 
 // Also the overload cases: no pool connection free in time, a statement cancelled at its timeout.
@@ -91,10 +92,10 @@ export function resultStatus(result: ExecutionResult): number {
   return codes.includes('UNAVAILABLE') && rootValuesAllNull(result.data) ? 503 : 200;
 }
 
-/** The body of a GraphQL error answered outside the executor, without internal fields. */
-export function graphqlErrorBody(error: GraphQLError) {
+/** A GraphQL error answered outside the executor: its status and headers, no internal fields. */
+export function graphqlErrorResponse(error: GraphQLError): Response {
   const { http: _internal, ...extensions } = error.extensions ?? {};
-  return { errors: [{ message: error.message, extensions }] };
+  return Response.json({ errors: [{ message: error.message, extensions }] }, { status: statusOf(extensions.code), headers: errorHeaders(error) });
 }
 
 /**

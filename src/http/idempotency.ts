@@ -1,20 +1,24 @@
-// Idempotent creates: a request with an Idempotency-Key header runs once per organization
-// and key; a retry with the same key and the same request gets the first response again
-// (with Idempotent-Replayed: true) and creates nothing. The same key with a different
+// Idempotent creates: a request with an Idempotency-Key header runs once per API key and
+// Idempotency-Key; a retry with the same key and the same request gets the first response
+// again (with Idempotent-Replayed: true) and creates nothing. The same key with a different
 // request is refused (400), and a retry that arrives while the first is still running gets
-// 409 (retry shortly to receive the first response). Keys are kept for 24 hours.
+// 409 with Retry-After (retry shortly to receive the first response). A first request that
+// never finished (its process died) may or may not have created its record, so its key is
+// never run again: retries get 409 saying so. Keys are kept for 24 hours, then purged.
 import { createHash } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { FieldError } from '../errors.js';
+import { getOperationAST, parse, type GraphQLError } from 'graphql';
+import { apiError, type FieldError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { Response } from './fetch.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const TTL_MS = 24 * 3_600_000;
-// A first request that has not finished after this long died with its process; a retry
-// may then run the create again.
+// A first request that has not finished after this long died with its process.
 const ABANDONED_MS = 5 * 60_000;
+const PURGE_EVERY_MS = 3_600_000;
 
-export type IdempotencyRefusal = { status: 400 | 409; detail: string; errors?: FieldError[] };
+export type IdempotencyRefusal = { status: 400 | 409; detail: string; errors?: FieldError[]; retryAfterSeconds?: number };
 
 export function idempotencyKeyError(key: string): IdempotencyRefusal | null {
   return /^[\x21-\x7e]{1,255}$/.test(key)
@@ -26,38 +30,63 @@ export function idempotencyKeyError(key: string): IdempotencyRefusal | null {
       };
 }
 
+/** A refusal as the error every surface renders. */
+export function refusalError(refusal: IdempotencyRefusal): GraphQLError {
+  return apiError(refusal.status === 409 ? 'CONFLICT' : 'BAD_REQUEST', refusal.detail, {
+    errors: refusal.errors,
+    headers: refusal.retryAfterSeconds ? { 'Retry-After': String(refusal.retryAfterSeconds) } : undefined,
+  });
+}
+
+/** Whether a /graphql request body runs a mutation: queries with the header are not stored. */
+export function graphqlRequestWrites(body: string): boolean {
+  try {
+    const { query, operationName } = JSON.parse(body) as { query?: unknown; operationName?: unknown };
+    if (typeof query !== 'string') return false;
+    return getOperationAST(parse(query), typeof operationName === 'string' ? operationName : undefined)?.operation === 'mutation';
+  } catch {
+    return false; // the request fails on its own, storing nothing
+  }
+}
+
 export function fingerprint(method: string, path: string, body: string): string {
   return createHash('sha256').update(`${method}\n${path}\n${body}`).digest('hex');
 }
 
-export function createIdempotency(prisma: PrismaClient) {
+export function createIdempotency(prisma: PrismaClient, log: Logger) {
+  // Expired keys go in the background, never on a request's path.
+  const purge = () =>
+    prisma.idempotencyKey
+      .deleteMany({ where: { createdAt: { lt: new Date(Date.now() - TTL_MS) } } })
+      .then(({ count }) => count > 0 && log.info('expired idempotency keys purged', { count }))
+      .catch((error: Error) => log.warn('idempotency key purge failed', { error: error.message }));
+  void purge();
+  const purger = setInterval(purge, PURGE_EVERY_MS).unref();
+
   async function claim(organizationId: string, key: string, print: string): Promise<boolean> {
     const { count } = await prisma.idempotencyKey.createMany({ data: [{ organizationId, key, fingerprint: print }], skipDuplicates: true });
     return count === 1;
   }
 
   /**
-   * Runs `execute` once for this organization and key, or answers what the first run
+   * Runs `execute` once for this API key and Idempotency-Key, or answers what the first run
    * answered, or the refusal to send.
    */
-  return async function once(
+  async function once(
     organizationId: string,
-    key: string,
+    apiKeyId: string,
+    idempotencyKey: string,
     print: string,
     execute: () => Promise<Response>,
   ): Promise<Response | IdempotencyRefusal> {
+    // One API key's keys are its own: another key of the organization (say, a read-only
+    // one) can neither replay nor block them.
+    const key = `${apiKeyId}:${idempotencyKey}`;
     const where = { organizationId_key: { organizationId, key } };
-    // Expired and abandoned records free their key.
-    await prisma.idempotencyKey.deleteMany({
-      where: {
-        organizationId,
-        key,
-        OR: [{ createdAt: { lt: new Date(Date.now() - TTL_MS) } }, { status: null, createdAt: { lt: new Date(Date.now() - ABANDONED_MS) } }],
-      },
-    });
+    await prisma.idempotencyKey.deleteMany({ where: { organizationId, key, createdAt: { lt: new Date(Date.now() - TTL_MS) } } });
     if (!(await claim(organizationId, key, print))) {
       const first = await prisma.idempotencyKey.findUnique({ where });
-      if (!first) return once(organizationId, key, print, execute);
+      if (!first) return once(organizationId, apiKeyId, idempotencyKey, print, execute);
       if (first.fingerprint !== print) {
         return {
           status: 400,
@@ -65,7 +94,14 @@ export function createIdempotency(prisma: PrismaClient) {
           errors: [{ param: 'Idempotency-Key', message: 'was already used with a different request' }],
         };
       }
-      if (first.status === null) return { status: 409, detail: 'A request with this Idempotency-Key is still in progress; retry shortly.' };
+      if (first.status === null) {
+        return first.createdAt.getTime() < Date.now() - ABANDONED_MS
+          ? {
+              status: 409,
+              detail: 'The first request with this Idempotency-Key did not finish, so whether it took effect is unknown. Check for its record before sending it again with a new key.',
+            }
+          : { status: 409, detail: 'A request with this Idempotency-Key is still in progress; retry shortly.', retryAfterSeconds: 1 };
+      }
       const headers: Record<string, string> = { 'idempotent-replayed': 'true' };
       if (first.contentType) headers['content-type'] = first.contentType;
       if (first.location) headers.location = first.location;
@@ -89,5 +125,7 @@ export function createIdempotency(prisma: PrismaClient) {
       data: { status: response.status, body, contentType: response.headers.get('content-type'), location: response.headers.get('location') },
     });
     return new Response(body, { status: response.status, headers: response.headers });
-  };
+  }
+
+  return { once, close: () => clearInterval(purger) };
 }

@@ -1,5 +1,6 @@
 // Every REST error is an RFC 9457 problem document.
-import type { FieldError } from '../errors.js';
+import type { GraphQLError } from 'graphql';
+import { errorHeaders, statusOf, type FieldError } from '../errors.js';
 import { Response } from './fetch.js';
 
 export interface Problem {
@@ -39,4 +40,11 @@ export function problemResponse(problem: Problem, requestId: string): Response {
     status: problem.status,
     headers: { 'content-type': 'application/problem+json', ...problem.headers },
   });
+}
+
+/** A coded error (see errors.ts) as a problem document. */
+export function errorProblemResponse(error: GraphQLError, requestId: string): Response {
+  const code = String(error.extensions?.code ?? 'INTERNAL');
+  const errors = error.extensions?.errors as FieldError[] | undefined;
+  return problemResponse({ status: statusOf(code), code, detail: error.message, errors, headers: errorHeaders(error) }, requestId);
 }

@@ -52,19 +52,34 @@ export const builder = new SchemaBuilder<Types>({
   },
 });
 
+/** A real calendar day of years 1 to 9999 (no February 30, no year 0, which PostgreSQL lacks). */
+function isCalendarDay(year: number, month: number, day: number): boolean {
+  const date = new Date(Date.UTC(2000, month - 1, day));
+  date.setUTCFullYear(year);
+  return year >= 1 && year <= 9999 && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/;
+
 function parseDateTime(value: unknown): Date {
-  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(value)) {
-    const date = new Date(value);
-    if (!Number.isNaN(date.getTime())) return date;
+  const parts = typeof value === 'string' ? DATE_TIME.exec(value) : null;
+  if (parts) {
+    const [year, month, day, hour, minute, second = 0, , offsetHours = 0, offsetMinutes = 0] = parts.slice(1).map((p) => (p === undefined ? undefined : Number(p)));
+    const date = new Date(value as string);
+    if (
+      isCalendarDay(year!, month!, day!) &&
+      hour! <= 23 && minute! <= 59 && second <= 59 && offsetHours <= 23 && offsetMinutes <= 59 &&
+      !Number.isNaN(date.getTime())
+    ) {
+      return date;
+    }
   }
   throw new GraphQLError('must be an ISO 8601 date-time with a time zone, such as 2026-01-02T03:04:05Z');
 }
 
 function parseDate(value: unknown): Date {
-  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
-    const date = new Date(`${value}T00:00:00.000Z`);
-    if (!Number.isNaN(date.getTime()) && date.toISOString().startsWith(value)) return date;
-  }
+  const parts = typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value) : null;
+  if (parts && isCalendarDay(Number(parts[1]), Number(parts[2]), Number(parts[3]))) return new Date(`${value}T00:00:00.000Z`);
   throw new GraphQLError('must be a calendar date such as 2026-01-31');
 }
 

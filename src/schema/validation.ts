@@ -3,7 +3,28 @@
 import { invalidInput, type FieldError } from '../errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const EMAIL = /^[^\s@<>(),;:"[\]]+@[^\s@<>(),;:"[\]]+\.[^\s@<>(),;:"[\]]+$/;
+// An address as mail systems accept it: a dot-atom local part (no leading, trailing or
+// doubled dot), and a domain of labels that neither start nor end with a hyphen, ending in a
+// top-level label of at least two letters.
+const EMAIL_LOCAL = /^[^\s@<>(),;:"[\]\\.]+(\.[^\s@<>(),;:"[\]\\.]+)*$/u;
+const DOMAIN_LABEL = /^[\p{L}\p{N}]([\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?$/u;
+
+function isEmail(text: string): boolean {
+  const at = text.lastIndexOf('@');
+  const local = text.slice(0, at);
+  const labels = text.slice(at + 1).split('.');
+  return (
+    at > 0 &&
+    local.length <= 64 &&
+    EMAIL_LOCAL.test(local) &&
+    labels.length >= 2 &&
+    labels.every((label) => DOMAIN_LABEL.test(label)) &&
+    /^\p{L}{2,}$/u.test(labels.at(-1)!)
+  );
+}
+
+/** Characters that show nothing: spaces of every kind and format characters (zero-width space, ...). */
+const INVISIBLE = /[\p{Z}\p{Cf}\s]/gu;
 const E164 = /^\+[0-9]{8,15}$/;
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 export const MAX_AMOUNT = 2_147_483_647;
@@ -42,7 +63,7 @@ export class InputCheck {
       return null;
     }
     const trimmed = value.trim();
-    if (trimmed.length === 0 && required) this.fail(param, 'must not be blank');
+    if (trimmed.replace(INVISIBLE, '').length === 0 && required) this.fail(param, 'must not be blank');
     else if (trimmed.length > max) this.fail(param, `must be at most ${max} characters`);
     else if (trimmed.includes('\u0000')) this.fail(param, 'must not contain NUL characters');
     return trimmed.length === 0 ? null : trimmed;
@@ -57,7 +78,7 @@ export class InputCheck {
   }
 
   email(param: string, value: string | null | undefined, { required = false } = {}): string | null {
-    return this.formatted(param, value, { max: 254, required }, (t) => EMAIL.test(t), 'must be a valid e-mail address')?.toLowerCase() ?? null;
+    return this.formatted(param, value, { max: 254, required }, isEmail, 'must be a valid e-mail address')?.toLowerCase() ?? null;
   }
 
   phone(param: string, value: string | null | undefined): string | null {
