@@ -105,4 +105,37 @@ describe('hostile input', () => {
     );
     expect(api.server.output()).not.toContain('"level":"error"');
   });
+
+  it('random GraphQL documents (fragments, variables with defaults, large literals) get a clean answer, bounded in time', async () => {
+    const limit = fc.oneof(fc.integer({ min: -5, max: 200 }), fc.constantFrom(2 ** 31, 1e10, '"x"', 'null', '[1,2]'));
+    const field = fc.oneof(
+      fc.record({ l: limit, inner: limit }).map(({ l, inner }) => `customers(limit: ${l}) { data { name jobs(limit: ${inner}) { title } invoices(limit: ${inner}) { lineItems { description } } } pagination { total } }`),
+      hostileString.map((text) => `customerCount(search: ${JSON.stringify(text)})`),
+      fc.constantFrom('apiVersion', 'invoiceSummary(from: "2026-02-30T00:00:00Z") { count }', 'invoiceSummary { totalAmount }', `customerCount(search: [${'"a",'.repeat(2000)}"a"])`),
+    );
+    const wrapped = fc.tuple(field, fc.constantFrom('plain', 'inline', 'spread', 'variable')).map(([text, how]) => ({ text, how }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(wrapped, { minLength: 1, maxLength: 12 }), limit, async (fields, defaultLimit) => {
+        const fragments: string[] = [];
+        const selections = fields.map(({ text, how }, i) => {
+          const aliased = `f${i}: ${text}`;
+          if (how === 'inline') return `... on Query { ${aliased} }`;
+          if (how === 'spread') {
+            fragments.push(`fragment F${i} on Query { ${aliased} }`);
+            return `...F${i}`;
+          }
+          if (how === 'variable') return `f${i}: customers(limit: $l) { data { invoices(limit: $l) { lineItems { amount } } } }`;
+          return aliased;
+        });
+        const query = `query Q($l: Int = ${defaultLimit}) { ${selections.join(' ')} } ${fragments.join(' ')}`;
+        const started = performance.now();
+        const graph = await call(`${api.url}/graphql`, { method: 'POST', key: api.keys.acme, json: { query } });
+        expect(performance.now() - started).toBeLessThan(5_000);
+        expect(graph.status, JSON.stringify(graph.body)).toBeLessThan(500);
+        for (const error of graph.body.errors ?? []) expect(['BAD_REQUEST', 'FORBIDDEN', 'RATE_LIMITED']).toContain(error.extensions.code);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(api.server.output()).not.toContain('"level":"error"');
+  });
 });
