@@ -44,7 +44,7 @@ export function safeError(error: unknown, log: Logger, requestId?: string): Grap
     return new GraphQLError(outer.message, { nodes: outer.nodes, path: outer.path, extensions: { code: 'BAD_REQUEST' } });
   }
   if (isDatabaseUnreachable(original)) {
-    log.warn('database unreachable', { request_id: requestId, error: (original as Error)?.message });
+    log.warn('database unavailable', { request_id: requestId, error: (original as Error)?.message });
     return apiError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { headers: { 'Retry-After': '5' } });
   }
   const e = original as Error;

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, makeKeys } from '../helpers/api.js';
 import { freshDatabase, POSTGRES_ADMIN_URL } from '../helpers/databases.js';
@@ -45,6 +46,30 @@ describe('a database outage', () => {
     } finally {
       await server.stop();
       await proxy.close();
+      await db.drop();
+    }
+  });
+
+  it('a statement that cannot finish in time answers 503 with Retry-After, and frees its connection', async () => {
+    const db = await freshDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const server = await startServer({ ...db.env, DATABASE_POOL_SIZE: '1' });
+    const blocker = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE customers IN ACCESS EXCLUSIVE MODE');
+      const started = performance.now();
+      const stuck = await call(`${server.url}/v1/customers`, { key });
+      expect(stuck.status, JSON.stringify(stuck.body)).toBe(503);
+      expect(stuck.headers.get('retry-after')).not.toBeNull();
+      expect(performance.now() - started).toBeLessThan(9_000);
+      await blocker.query('ROLLBACK');
+      expect((await call(`${server.url}/v1/customers`, { key })).status).toBe(200);
+      expect(server.output()).not.toContain('"level":"error"');
+    } finally {
+      await blocker.end();
+      await server.stop();
       await db.drop();
     }
   });

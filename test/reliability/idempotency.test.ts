@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startApi, type Api } from '../helpers/api.js';
-import { DB_KINDS } from '../helpers/databases.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { fingerprint } from '../../src/http/idempotency.js';
+import { call, makeKeys, startApi, type Api } from '../helpers/api.js';
+import { DB_KINDS, freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { startServer, type RunningServer } from '../helpers/processes.js';
 
 describe.each(DB_KINDS)('Idempotency-Key on creates, on %s', (kind) => {
   let api: Api;
@@ -73,5 +76,74 @@ describe.each(DB_KINDS)('Idempotency-Key on creates, on %s', (kind) => {
     expect(second.body).toEqual(first.body);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await count('/proposals')).toBe(1);
+  });
+});
+
+describe.each(DB_KINDS)('Idempotency-Key records on %s', (kind) => {
+  let db: TestDatabase;
+  let server: RunningServer;
+  let keys: Record<string, string>;
+  const crashedBody = { name: 'Created just before a crash' };
+  const post = (key: string, json: unknown, idempotencyKey: string) =>
+    call(`${server.url}/v1/customers`, { method: 'POST', key, json, headers: { 'idempotency-key': idempotencyKey } });
+
+  beforeAll(async () => {
+    db = await freshDatabase(kind);
+    keys = await makeKeys(db, { writer: { org: 'Acme' }, reader: { org: 'Acme', scopes: 'customers:read' } });
+    // What a process killed between a create's commit and storing its response leaves
+    // behind (six minutes ago), and a record older than the 24 hours keys are kept.
+    const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: db.env.DATA_DIR ?? '' });
+    try {
+      const writer = await open.prisma.apiKey.findFirstOrThrow({ where: { name: 'writer' } });
+      const organizationId = writer.organizationId;
+      await open.prisma.idempotencyKey.createMany({
+        data: [
+          { organizationId, key: `${writer.id}:crashed`, fingerprint: fingerprint('POST', '/customers', JSON.stringify(crashedBody)), createdAt: new Date(Date.now() - 6 * 60_000) },
+          { organizationId, key: `${writer.id}:ancient`, fingerprint: 'another request', status: 201, body: '{}', createdAt: new Date(Date.now() - 25 * 3_600_000) },
+        ],
+      });
+    } finally {
+      await open.close();
+    }
+    server = await startServer(db.env);
+  });
+  afterAll(async () => {
+    await server.stop();
+    await db.drop();
+  });
+
+  const total = async () => (await call(`${server.url}/v1/customers`, { key: keys.writer })).body.pagination.total as number;
+
+  it('a retry of a first request that never finished creates nothing and says so', async () => {
+    const retry = await post(keys.writer!, crashedBody, 'crashed');
+    expect(retry.status).toBe(409);
+    expect(retry.body.detail).toMatch(/did not finish/);
+    expect(retry.headers.get('retry-after')).toBeNull();
+    expect(await total()).toBe(0);
+  });
+
+  it('records past 24 hours are purged in the background, freeing their key', async () => {
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('expired idempotency keys purged');
+    expect((await post(keys.writer!, { name: 'New use of an old key' }, 'ancient')).status).toBe(201);
+  });
+
+  it("keys belong to one API key: a read-only key's refusal is not replayed to the writer", async () => {
+    const refused = await post(keys.reader!, { name: 'Shared key' }, 'shared');
+    expect(refused.status).toBe(403);
+    const created = await post(keys.writer!, { name: 'Shared key' }, 'shared');
+    expect(created.status).toBe(201);
+    expect(created.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('queries sent with the header are not stored', async () => {
+    const query = await call(`${server.url}/graphql`, { method: 'POST', key: keys.writer, json: { query: '{ customerCount }' }, headers: { 'idempotency-key': 'reused' } });
+    expect(query.status).toBe(200);
+    const mutation = await call(`${server.url}/graphql`, {
+      method: 'POST',
+      key: keys.writer,
+      json: { query: 'mutation { createCustomer(input: { name: "After a query" }) { name } }' },
+      headers: { 'idempotency-key': 'reused' },
+    });
+    expect(mutation.body).toEqual({ data: { createCustomer: { name: 'After a query' } } });
   });
 });
