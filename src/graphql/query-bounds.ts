@@ -1,6 +1,7 @@
 // Bounds on what one GraphQL request may ask for, checked before execution: nesting depth,
 // the number of root fields and aliases, and a cost that multiplies list sizes (`limit`)
-// through nesting, so one request cannot do the work of thousands. The check is linear in
+// through nesting, and long text fields by their weight, so one request cannot do the work
+// (or build the response) of thousands. The check is linear in
 // the document: each named fragment is measured once per place kind it is spread in.
 import {
   getNamedType,
@@ -51,6 +52,8 @@ class Measurer {
       if (selection.kind === Kind.FIELD) {
         if (selection.alias) total.aliases++;
         const field = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[selection.name.value] : undefined;
+        // A long text field counts as the records its size is worth (`extensions.cost`).
+        total.cost += Number(field?.extensions.cost ?? 0);
         if (!field || !selection.selectionSet) continue;
         // A `limit` argument sizes the list at or directly under its field (a page's `data`).
         const limitArg = field.args.find((a) => a.name === 'limit');

@@ -13,7 +13,8 @@ export const Email = builder.prismaObject('Email', {
     from: t.exposeString('fromAddress'),
     to: t.exposeString('toAddress'),
     subject: t.exposeString('subject'),
-    body: t.exposeString('body'),
+    // Up to 100,000 characters: the query bounds count it as 100 records (see graphql/query-bounds.ts).
+    body: t.exposeString('body', { extensions: { cost: 100 } }),
     sentAt: t.expose('sentAt', { type: 'DateTime' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),

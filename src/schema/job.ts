@@ -13,7 +13,7 @@ export const Job = builder.prismaObject('Job', {
     id: t.exposeID('id'),
     customerId: t.exposeID('customerId'),
     title: t.exposeString('title'),
-    description: t.exposeString('description', { nullable: true }),
+    description: t.exposeString('description', { nullable: true, extensions: { cost: 5 } }),
     status: t.expose('status', { type: JobStatusEnum }),
     scheduledAt: t.expose('scheduledAt', { type: 'DateTime', nullable: true }),
     completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),

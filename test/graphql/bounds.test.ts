@@ -46,6 +46,14 @@ describe.each(DB_KINDS)('GraphQL bounds on %s', (kind) => {
     expect(page.status).toBe(200);
   });
 
+  it('long text fields count by their size: e-mail bodies of 10,000 e-mails are refused', async () => {
+    const bodies = await post('{ customers(limit: 100) { data { emails(limit: 100) { body } } } }');
+    expect(bodies.status).toBe(400);
+    expect(bodies.body.errors[0].message).toMatch(/could load about \d+ records/);
+    expect((await post('{ customers(limit: 100) { data { emails(limit: 100) { subject } } } }')).status).toBe(200);
+    expect((await post('{ emails(limit: 100) { data { body } } }')).status).toBe(200);
+  });
+
   it('root fields inside fragments count toward the root-field bound', async () => {
     const fields = Array.from({ length: 35 }, (_, i) => `c${i}: customerCount`).join(' ');
     const inline = await post(`{ ... on Query { ${fields} } }`);
