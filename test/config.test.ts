@@ -14,7 +14,16 @@ describe('configuration', () => {
       rateLimitMax: 600,
       rateLimitWindowSeconds: 60,
       logLevel: 'info',
+      trustProxy: 0,
     });
+  });
+
+  it.each([
+    ['false', 0],
+    ['true', 1],
+    ['2', 2],
+  ])('reads TRUST_PROXY=%s as %i proxies in front', (value, proxies) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toBe(proxies);
   });
 
   it('reads every variable', () => {
@@ -46,6 +55,8 @@ describe('configuration', () => {
     ['RATE_LIMIT_MAX', '10001'],
     ['RATE_LIMIT_WINDOW_SECONDS', 'ten'],
     ['LOG_LEVEL', 'loud'],
+    ['TRUST_PROXY', 'yes'],
+    ['TRUST_PROXY', '11'],
   ])('refuses %s=%s, naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable} `));

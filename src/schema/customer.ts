@@ -1,9 +1,8 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { invalidInput } from '../errors.js';
 import { builder } from './builder.js';
-import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { InputCheck, isUuid } from './validation.js';
+import { defineResource, restCreate } from './resource.js';
+import { InputCheck } from './validation.js';
 
 export const Customer = builder.prismaObject('Customer', {
   fields: (t) => ({
@@ -20,8 +19,6 @@ export const Customer = builder.prismaObject('Customer', {
     proposals: t.relation('proposals', { authScopes: { scope: 'proposals:read' }, nullable: true, args: relationArgs, query: relationQuery }),
   }),
 });
-
-const CustomerPage = pageType('Customer', Customer);
 
 const MAX_SEARCH = 200;
 
@@ -42,33 +39,15 @@ export function customerSearch(search: string | null | undefined) {
   };
 }
 
-builder.queryFields((t) => ({
-  customers: t.field({
-    type: CustomerPage,
-    description: 'Customers, newest first.',
-    authScopes: { scope: 'customers:read' }, nullable: true,
-    args: {
-      ...pageArgs,
-      search: t.arg.string({ description: 'Case-insensitive substring of the name or e-mail.' }),
-    },
-    resolve: (_root, args, ctx, info) =>
-      paginate(
-        ctx.prisma.customer,
-        customerSearch(args.search),
-        args,
-        queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.search?.trim() ? undefined : recordTotal(ctx, 'customers'),
-      ),
-  }),
-  customer: t.prismaField({
-    type: 'Customer',
-    nullable: true,
-    authScopes: { scope: 'customers:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) =>
-      isUuid(String(id)) ? ctx.prisma.customer.findFirst({ ...query, where: { id: String(id) } }) : null,
-  }),
-}));
+defineResource(Customer, {
+  type: 'Customer',
+  path: 'customers',
+  read: 'customers:read',
+  write: 'customers:write',
+  description: 'Customers, newest first.',
+  search: { description: 'Case-insensitive substring of the name or e-mail.', where: customerSearch },
+});
+
 
 const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
   fields: (t) => ({
@@ -81,7 +60,9 @@ const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
 builder.mutationField('createCustomer', (t) =>
   t.prismaField({
     type: 'Customer',
-    authScopes: { scope: 'customers:write' }, nullable: true,
+    authScopes: { scope: 'customers:write' },
+    nullable: true,
+    extensions: restCreate('customers'),
     args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck(ctx.inputErrors);

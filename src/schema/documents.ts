@@ -1,8 +1,11 @@
-// What invoices and estimates share: line items (input, checks, totals) and the checks of
-// a create's input.
+// What invoices and estimates share: line items (input, checks, totals) and the create,
+// which checks the input and numbers the document in one transaction.
+import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
+import { nextDocumentNumber, type NumberedDocument } from '../domain/numbering.js';
 import { builder } from './builder.js';
 import { requireReference } from './references.js';
+import { restCreate } from './resource.js';
 import { InputCheck, MAX_AMOUNT } from './validation.js';
 
 const MAX_LINE_ITEMS = 100;
@@ -79,4 +82,47 @@ export async function checkDocumentInput({ prisma, inputErrors }: Pick<Context, 
   await requireReference(check, prisma.job, 'jobId', jobId);
   check.done();
   return { customerId: customerId!, jobId, currency, totalAmount, lineItems: { createMany: { data: lines } } };
+}
+
+interface DocumentCreate {
+  type: 'Invoice' | 'Estimate';
+  scope: Scope;
+  /** The document's own date: an invoice's `dueDate`, an estimate's `validUntil`. */
+  date: 'dueDate' | 'validUntil';
+  /** REST path of `POST /v1/{path}`, where REST offers the create. */
+  rest?: string;
+}
+
+/** `create<Type>(input)`: a draft with the organization's next number. */
+export function defineDocumentCreate({ type, scope, date, rest }: DocumentCreate): void {
+  const kind = type.toLowerCase() as NumberedDocument;
+  const Input = builder.inputType(`Create${type}Input`, {
+    fields: (t) => ({
+      customerId: t.id({ description: 'Required; a customer of this organization.' }),
+      jobId: t.id({ description: 'A job of this organization.' }),
+      currency: t.string({ description: 'Required; ISO 4217, such as USD.' }),
+      lineItems: t.field({ type: [LineItemInput], description: 'Required; 1 to 100 lines.' }),
+      [date]: t.field({ type: 'Date' }),
+    }),
+  });
+  builder.mutationField(`create${type}`, (t) =>
+    t.prismaField({
+      type,
+      description: `Creates a draft ${kind} with the next number of the organization.`,
+      authScopes: { scope },
+      nullable: true,
+      extensions: rest ? restCreate(rest) : undefined,
+      args: { input: t.arg({ type: Input, required: true }) },
+      resolve: async (query, _root, { input }, ctx) => {
+        const checked = await checkDocumentInput(ctx, input as DocumentInput);
+        const organizationId = ctx.auth.organizationId;
+        const day = (input as Record<string, Date | null | undefined>)[date] ?? null;
+        return ctx.prisma.$transaction(async (tx) => {
+          const data = { ...checked, organizationId, number: await nextDocumentNumber(tx, organizationId, kind), [date]: day };
+          const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
+          return model.create({ ...query, data }) as never;
+        });
+      },
+    }),
+  );
 }

@@ -1,9 +1,8 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from './builder.js';
 import { EmailTypeEnum } from './enums.js';
-import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
-import { customerFilter, requireReference } from './references.js';
-import { InputCheck, isUuid } from './validation.js';
+import { requireReference } from './references.js';
+import { defineResource } from './resource.js';
+import { InputCheck } from './validation.js';
 
 export const Email = builder.prismaObject('Email', {
   fields: (t) => ({
@@ -21,31 +20,15 @@ export const Email = builder.prismaObject('Email', {
   }),
 });
 
-const EmailPage = pageType('Email', Email);
+defineResource(Email, {
+  type: 'Email',
+  path: 'emails',
+  read: 'emails:read',
+  description: 'Incoming and outgoing e-mails, newest first.',
+  split: { arg: 'type', enum: EmailTypeEnum },
+  byCustomer: true,
+});
 
-builder.queryFields((t) => ({
-  emails: t.field({
-    type: EmailPage,
-    description: 'Incoming and outgoing e-mails, newest first.',
-    authScopes: { scope: 'emails:read' }, nullable: true,
-    args: { ...pageArgs, type: t.arg({ type: EmailTypeEnum }), customerId: t.arg.id() },
-    resolve: (_root, args, ctx, info) =>
-      paginate(
-        ctx.prisma.email,
-        { ...customerFilter(args.customerId), ...(args.type ? { type: args.type } : {}) },
-        args,
-        queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx, 'emails', args.type),
-      ),
-  }),
-  email: t.prismaField({
-    type: 'Email',
-    nullable: true,
-    authScopes: { scope: 'emails:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? ctx.prisma.email.findFirst({ ...query, where: { id: String(id) } }) : null),
-  }),
-}));
 
 const CreateEmailInput = builder.inputType('CreateEmailInput', {
   fields: (t) => ({

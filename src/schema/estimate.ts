@@ -1,13 +1,8 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
-import { nextDocumentNumber } from '../domain/numbering.js';
-import type { QuoteStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { QuoteStatusEnum } from './enums.js';
-import { checkDocumentInput, LineItemInput } from './documents.js';
-import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
-import { customerFilter } from './references.js';
-import { applyMove, QUOTE_MOVES } from './transitions.js';
-import { isUuid } from './validation.js';
+import { defineDocumentCreate } from './documents.js';
+import { defineResource } from './resource.js';
+import { quoteMoves } from './transitions.js';
 
 export const Estimate = builder.prismaObject('Estimate', {
   fields: (t) => ({
@@ -28,74 +23,17 @@ export const Estimate = builder.prismaObject('Estimate', {
   }),
 });
 
-const EstimatePage = pageType('Estimate', Estimate);
-
-builder.queryFields((t) => ({
-  estimates: t.field({
-    type: EstimatePage,
-    description: 'Estimates, newest first.',
-    authScopes: { scope: 'estimates:read' }, nullable: true,
-    args: { ...pageArgs, status: t.arg({ type: QuoteStatusEnum }), customerId: t.arg.id() },
-    resolve: (_root, args, ctx, info) =>
-      paginate(
-        ctx.prisma.estimate,
-        { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
-        args,
-        queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx, 'estimates', args.status),
-      ),
-  }),
-  estimate: t.prismaField({
-    type: 'Estimate',
-    nullable: true,
-    authScopes: { scope: 'estimates:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? ctx.prisma.estimate.findFirst({ ...query, where: { id: String(id) } }) : null),
-  }),
-}));
-
-const CreateEstimateInput = builder.inputType('CreateEstimateInput', {
-  fields: (t) => ({
-    customerId: t.id({ description: 'Required; a customer of this organization.' }),
-    jobId: t.id({ description: 'A job of this organization.' }),
-    currency: t.string({ description: 'Required; ISO 4217, such as USD.' }),
-    lineItems: t.field({ type: [LineItemInput], description: 'Required; 1 to 100 lines.' }),
-    validUntil: t.field({ type: 'Date' }),
-  }),
+defineResource(Estimate, {
+  type: 'Estimate',
+  path: 'estimates',
+  read: 'estimates:read',
+  write: 'estimates:write',
+  description: 'Estimates, newest first.',
+  split: { arg: 'status', enum: QuoteStatusEnum },
+  byCustomer: true,
+  embedded: ['lineItems'],
+  // Sending is what issues an estimate.
+  moves: quoteMoves('Estimate', { send: ['issuedAt'] }),
 });
 
-builder.mutationField('createEstimate', (t) =>
-  t.prismaField({
-    type: 'Estimate',
-    description: 'Creates a draft estimate with the next number of the organization.',
-    authScopes: { scope: 'estimates:write' }, nullable: true,
-    args: { input: t.arg({ type: CreateEstimateInput, required: true }) },
-    resolve: async (query, _root, { input }, ctx) => {
-      const checked = await checkDocumentInput(ctx, input);
-      const organizationId = ctx.auth.organizationId;
-      return ctx.prisma.$transaction(async (tx) =>
-        tx.estimate.create({
-          ...query,
-          data: { ...checked, organizationId, number: await nextDocumentNumber(tx, organizationId, 'estimate'), validUntil: input.validUntil ?? null },
-        }),
-      );
-    },
-  }),
-);
-
-for (const [verb, quoteMove] of Object.entries(QUOTE_MOVES)) {
-  // Sending is what issues an estimate.
-  const move = verb === 'send' ? { ...quoteMove, stamps: ['issuedAt'] } : quoteMove;
-  builder.mutationField(`${verb}Estimate`, (t) =>
-    t.prismaField({
-      type: 'Estimate',
-      description: `Moves an estimate from ${move.from.join(' or ')} to ${move.to}.`,
-      authScopes: { scope: 'estimates:write' }, nullable: true,
-      args: { id: t.arg.id({ required: true }) },
-      resolve: async (query, _root, { id }, ctx) => {
-        await applyMove<QuoteStatus>(ctx.prisma.estimate, 'estimate', String(id), move);
-        return ctx.prisma.estimate.findFirstOrThrow({ ...query, where: { id: String(id) } });
-      },
-    }),
-  );
-}
+defineDocumentCreate({ type: 'Estimate', scope: 'estimates:write', date: 'validUntil' });

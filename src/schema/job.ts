@@ -1,12 +1,11 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { JobStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { JobStatusEnum } from './enums.js';
-import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
-import { customerFilter, requireReference } from './references.js';
+import { requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { applyMove, type Move } from './transitions.js';
-import { InputCheck, isUuid } from './validation.js';
+import { defineResource, restCreate } from './resource.js';
+import type { Move } from './transitions.js';
+import { InputCheck } from './validation.js';
 
 export const Job = builder.prismaObject('Job', {
   fields: (t) => ({
@@ -25,31 +24,21 @@ export const Job = builder.prismaObject('Job', {
   }),
 });
 
-const JobPage = pageType('Job', Job);
+defineResource(Job, {
+  type: 'Job',
+  path: 'jobs',
+  read: 'jobs:read',
+  write: 'jobs:write',
+  description: 'Jobs, newest first.',
+  split: { arg: 'status', enum: JobStatusEnum },
+  byCustomer: true,
+  moves: {
+    startJob: { from: ['scheduled'], to: 'in_progress' },
+    completeJob: { from: ['in_progress'], to: 'completed', stamps: ['completedAt'] },
+    cancelJob: { from: ['scheduled', 'in_progress'], to: 'cancelled' },
+  } satisfies Record<string, Move<JobStatus>>,
+});
 
-builder.queryFields((t) => ({
-  jobs: t.field({
-    type: JobPage,
-    description: 'Jobs, newest first.',
-    authScopes: { scope: 'jobs:read' }, nullable: true,
-    args: { ...pageArgs, status: t.arg({ type: JobStatusEnum }), customerId: t.arg.id() },
-    resolve: (_root, args, ctx, info) =>
-      paginate(
-        ctx.prisma.job,
-        { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
-        args,
-        queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx, 'jobs', args.status),
-      ),
-  }),
-  job: t.prismaField({
-    type: 'Job',
-    nullable: true,
-    authScopes: { scope: 'jobs:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? ctx.prisma.job.findFirst({ ...query, where: { id: String(id) } }) : null),
-  }),
-}));
 
 const CreateJobInput = builder.inputType('CreateJobInput', {
   fields: (t) => ({
@@ -64,7 +53,9 @@ builder.mutationField('createJob', (t) =>
   t.prismaField({
     type: 'Job',
     description: 'Creates a job in status scheduled.',
-    authScopes: { scope: 'jobs:write' }, nullable: true,
+    authScopes: { scope: 'jobs:write' },
+    nullable: true,
+    extensions: restCreate('jobs'),
     args: { input: t.arg({ type: CreateJobInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck(ctx.inputErrors);
@@ -80,24 +71,3 @@ builder.mutationField('createJob', (t) =>
     },
   }),
 );
-
-const JOB_MOVES: Record<string, Move<JobStatus>> = {
-  startJob: { from: ['scheduled'], to: 'in_progress' },
-  completeJob: { from: ['in_progress'], to: 'completed', stamps: ['completedAt'] },
-  cancelJob: { from: ['scheduled', 'in_progress'], to: 'cancelled' },
-};
-
-for (const [name, move] of Object.entries(JOB_MOVES)) {
-  builder.mutationField(name, (t) =>
-    t.prismaField({
-      type: 'Job',
-      description: `Moves a job from ${move.from.join(' or ')} to ${move.to}.`,
-      authScopes: { scope: 'jobs:write' }, nullable: true,
-      args: { id: t.arg.id({ required: true }) },
-      resolve: async (query, _root, { id }, ctx) => {
-        await applyMove(ctx.prisma.job, 'job', String(id), move);
-        return ctx.prisma.job.findFirstOrThrow({ ...query, where: { id: String(id) } });
-      },
-    }),
-  );
-}

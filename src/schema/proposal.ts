@@ -1,11 +1,9 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { QuoteStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { QuoteStatusEnum } from './enums.js';
-import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
-import { customerFilter, requireReference } from './references.js';
-import { applyMove, QUOTE_MOVES } from './transitions.js';
-import { InputCheck, isUuid } from './validation.js';
+import { requireReference } from './references.js';
+import { defineResource } from './resource.js';
+import { quoteMoves } from './transitions.js';
+import { InputCheck } from './validation.js';
 
 export const Proposal = builder.prismaObject('Proposal', {
   fields: (t) => ({
@@ -21,31 +19,17 @@ export const Proposal = builder.prismaObject('Proposal', {
   }),
 });
 
-const ProposalPage = pageType('Proposal', Proposal);
+defineResource(Proposal, {
+  type: 'Proposal',
+  path: 'proposals',
+  read: 'proposals:read',
+  write: 'proposals:write',
+  description: 'Proposals, newest first.',
+  split: { arg: 'status', enum: QuoteStatusEnum },
+  byCustomer: true,
+  moves: quoteMoves('Proposal'),
+});
 
-builder.queryFields((t) => ({
-  proposals: t.field({
-    type: ProposalPage,
-    description: 'Proposals, newest first.',
-    authScopes: { scope: 'proposals:read' }, nullable: true,
-    args: { ...pageArgs, status: t.arg({ type: QuoteStatusEnum }), customerId: t.arg.id() },
-    resolve: (_root, args, ctx, info) =>
-      paginate(
-        ctx.prisma.proposal,
-        { ...customerFilter(args.customerId), ...(args.status ? { status: args.status } : {}) },
-        args,
-        queryFromInfo({ context: ctx, info, path: ['data'] }),
-        args.customerId ? undefined : recordTotal(ctx, 'proposals', args.status),
-      ),
-  }),
-  proposal: t.prismaField({
-    type: 'Proposal',
-    nullable: true,
-    authScopes: { scope: 'proposals:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? ctx.prisma.proposal.findFirst({ ...query, where: { id: String(id) } }) : null),
-  }),
-}));
 
 const CreateProposalInput = builder.inputType('CreateProposalInput', {
   fields: (t) => ({
@@ -77,18 +61,3 @@ builder.mutationField('createProposal', (t) =>
     },
   }),
 );
-
-for (const [verb, move] of Object.entries(QUOTE_MOVES)) {
-  builder.mutationField(`${verb}Proposal`, (t) =>
-    t.prismaField({
-      type: 'Proposal',
-      description: `Moves a proposal from ${move.from.join(' or ')} to ${move.to}.`,
-      authScopes: { scope: 'proposals:write' }, nullable: true,
-      args: { id: t.arg.id({ required: true }) },
-      resolve: async (query, _root, { id }, ctx) => {
-        await applyMove<QuoteStatus>(ctx.prisma.proposal, 'proposal', String(id), move);
-        return ctx.prisma.proposal.findFirstOrThrow({ ...query, where: { id: String(id) } });
-      },
-    }),
-  );
-}

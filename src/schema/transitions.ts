@@ -10,7 +10,7 @@ export interface Move<Status extends string> {
   stamps?: readonly string[];
 }
 
-interface Movable<Status extends string> {
+export interface Movable<Status extends string> {
   updateMany(args: { where: { id: string; status: { in: Status[] } }; data: object }): Promise<{ count: number }>;
   findFirst(args: { where: { id: string }; select: { status: true } }): Promise<{ status: Status } | null>;
 }
@@ -37,10 +37,17 @@ export async function applyMove<Status extends string>(
 }
 
 type QuoteStatus = 'draft' | 'sent' | 'accepted' | 'declined';
+type QuoteVerb = 'send' | 'accept' | 'decline';
 
-/** Estimates and proposals share one life cycle: draft -> sent -> accepted | declined. */
-export const QUOTE_MOVES: Record<'send' | 'accept' | 'decline', Move<QuoteStatus>> = {
-  send: { from: ['draft'], to: 'sent' },
-  accept: { from: ['sent'], to: 'accepted' },
-  decline: { from: ['sent'], to: 'declined' },
-};
+/**
+ * Estimates and proposals share one life cycle: draft -> sent -> accepted | declined, as
+ * `sendEstimate`, `acceptEstimate`, ...; `stamps` adds the timestamps a move records.
+ */
+export function quoteMoves(type: string, stamps: Partial<Record<QuoteVerb, string[]>> = {}): Record<string, Move<QuoteStatus>> {
+  const moves: Record<QuoteVerb, Move<QuoteStatus>> = {
+    send: { from: ['draft'], to: 'sent' },
+    accept: { from: ['sent'], to: 'accepted' },
+    decline: { from: ['sent'], to: 'declined' },
+  };
+  return Object.fromEntries(Object.entries(moves).map(([verb, move]) => [`${verb}${type}`, { ...move, stamps: stamps[verb as QuoteVerb] }]));
+}
