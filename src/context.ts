@@ -1,6 +1,6 @@
 import type { Auth } from './auth/authenticate.js';
 import type { Admission } from './graphql/rate-units.js';
-import type { PrismaClient } from './generated/prisma/client.js';
+import type { TenantClient } from './db/tenant.js';
 import type { Logger } from './logger.js';
 import type { FieldError } from './errors.js';
 
@@ -10,7 +10,7 @@ export interface Context {
   auth: Auth;
   admission: Admission;
   /** Bound to `auth.organizationId` (see db/tenant.ts). */
-  prisma: PrismaClient;
+  prisma: TenantClient;
   log: Logger;
   /** Faults a REST body had before the operation ran (see InputCheck); none on /graphql. */
   inputErrors?: FieldError[];

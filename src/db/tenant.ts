@@ -3,18 +3,21 @@
 // resolver can forget it and no request can reach another organization's rows. Models
 // outside the business data (keys, users, sessions) are not reachable through it at all.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
 
-const BUSINESS_MODELS = new Set([
-  'Customer',
-  'Job',
-  'Email',
-  'Invoice',
-  'InvoiceLineItem',
-  'Estimate',
-  'EstimateLineItem',
-  'Proposal',
-  'RecordCount',
-]);
+/**
+ * The tenant-shaped models, read from the Prisma schema: those whose primary key begins
+ * with the organization (`@@id([organizationId, ...])`). Keys, users and sessions carry an
+ * organization too but are keyed on their own, and stay out of reach.
+ */
+export const BUSINESS_MODELS = new Set(
+  Object.entries(getDatamodel().datamodel.models)
+    .filter(([, model]) => model.primaryKey?.fields[0] === 'organizationId')
+    .map(([name]) => name),
+);
+
+/** The client resolvers get: only business models (and the organization row, for numbering). */
+export type TenantClient = Omit<PrismaClient, 'apiKey' | 'user' | 'session'>;
 
 type Args = Record<string, unknown> & { where?: object; data?: unknown; create?: object };
 
@@ -44,7 +47,7 @@ export function scopeArgs(model: string, operation: string, args: Args, organiza
   }
 }
 
-export function tenantClient(prisma: PrismaClient, organizationId: string): PrismaClient {
+export function tenantClient(prisma: PrismaClient, organizationId: string): TenantClient {
   const scoped = prisma.$extends({
     name: 'tenant',
     query: {
@@ -56,12 +59,12 @@ export function tenantClient(prisma: PrismaClient, organizationId: string): Pris
     },
   });
   // A query-only extension leaves the client's API unchanged.
-  return scoped as unknown as PrismaClient;
+  return scoped as unknown as TenantClient;
 }
 
 /** One scoped client per organization, reused across requests (bounded). */
-export function tenantClients(prisma: PrismaClient, max = 1000): (organizationId: string) => PrismaClient {
-  const cache = new Map<string, PrismaClient>();
+export function tenantClients(prisma: PrismaClient, max = 1000): (organizationId: string) => TenantClient {
+  const cache = new Map<string, TenantClient>();
   return (organizationId) => {
     let client = cache.get(organizationId);
     if (!client) {

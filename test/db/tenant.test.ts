@@ -1,0 +1,32 @@
+// The tenant-scoped client: which models it reaches comes from the Prisma schema, and the
+// rest are out of reach at compile time and at run time.
+import { describe, expect, it } from 'vitest';
+import { BUSINESS_MODELS, scopeArgs, type TenantClient } from '../../src/db/tenant.js';
+
+describe('the tenant-scoped client', () => {
+  it('reaches the tenant-shaped models of the Prisma schema, not keys, users or sessions', () => {
+    expect([...BUSINESS_MODELS].sort()).toEqual(
+      ['Customer', 'Email', 'Estimate', 'EstimateLineItem', 'IdempotencyKey', 'Invoice', 'InvoiceLineItem', 'Job', 'Proposal', 'RecordCount'].sort(),
+    );
+    for (const model of ['ApiKey', 'User', 'Session']) {
+      expect(() => scopeArgs(model, 'findMany', {}, 'org-1')).toThrow(/not reachable/);
+    }
+  });
+
+  it('filters every read and stamps every write with the organization', () => {
+    expect(scopeArgs('Customer', 'findMany', { where: { name: 'Ada' } }, 'org-1')).toEqual({ where: { name: 'Ada', organizationId: 'org-1' } });
+    expect(scopeArgs('Customer', 'create', { data: { name: 'Ada', organizationId: 'org-2' } }, 'org-1')).toEqual({ data: { name: 'Ada', organizationId: 'org-1' } });
+  });
+});
+
+// Checked by `tsc --noEmit` (the first half of `npm test`): resolvers cannot even name
+// keys, users or sessions on their client. Removing either directive fails the type check.
+export function offeredToResolvers(client: TenantClient) {
+  return [
+    // @ts-expect-error API keys are not business data
+    client.apiKey,
+    // @ts-expect-error nor are users
+    client.user,
+    client.customer,
+  ];
+}
