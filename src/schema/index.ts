@@ -10,4 +10,6 @@ import './estimate.js';
 import './proposal.js';
 import './analytics.js';
 
-export const schema = builder.toSchema();
+// Declaration order kept: REST records list their fields as the types declare them, `id`
+// first. schema.graphql is printed sorted, so its diffs stay stable (schema/print.ts).
+export const schema = builder.toSchema({ sortSchema: false });
