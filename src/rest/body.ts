@@ -77,15 +77,37 @@ function expectation(type: GraphQLInputType | undefined, graphqlMessage: string)
   }
 }
 
-/** Removes the value a type error is about: the nearest field that holds it. */
-function dropAt(root: Record<string, unknown>, path: ReadonlyArray<string | number>): void {
-  let holder: unknown = root;
-  let target: { object: Record<string, unknown>; key: string } | undefined;
-  for (const part of path) {
-    if (typeof part === 'string' && isPlainObject(holder)) target = { object: holder, key: part };
-    holder = (holder as Record<string | number, unknown> | undefined)?.[part];
+/**
+ * A value of `type` that coerces: it stands in for a field already reported as missing or
+ * mistyped, so the operation can judge the other fields (it runs nothing while any error
+ * stands, and does not report the stand-in's field again; see InputCheck).
+ */
+function standIn(type: GraphQLInputType): unknown {
+  const nullable = getNullableType(type);
+  if (!isNonNullType(type)) return null;
+  if (isListType(nullable)) return [];
+  if (isInputObjectType(nullable)) {
+    const fields = Object.values(nullable.getFields()).filter((field) => isNonNullType(field.type));
+    return Object.fromEntries(fields.map((field) => [field.name, standIn(field.type)]));
   }
-  if (target) delete target.object[target.key];
+  if (isEnumType(nullable)) return nullable.getValues()[0]!.name;
+  return STAND_INS[nullable.name] ?? '';
+}
+
+const STAND_INS: Record<string, unknown> = { Int: 0, Float: 0, Boolean: false, DateTime: '1970-01-01T00:00:00Z', Date: '1970-01-01', BigInt: '0' };
+
+/** Replaces the value a type error is about (the nearest field holding it) by a stand-in. */
+function standInAt(root: Record<string, unknown>, input: GraphQLInputObjectType, path: ReadonlyArray<string | number>): void {
+  let holder: unknown = root;
+  let target: { object: Record<string, unknown>; key: string; at: ReadonlyArray<string | number> } | undefined;
+  path.forEach((part, i) => {
+    if (typeof part === 'string' && isPlainObject(holder)) target = { object: holder, key: part, at: path.slice(0, i + 1) };
+    holder = (holder as Record<string | number, unknown> | undefined)?.[part];
+  });
+  if (!target) return;
+  const type = typeAt(input, target.at);
+  if (type && isNonNullType(type)) target.object[target.key] = standIn(type);
+  else delete target.object[target.key];
 }
 
 export interface BodyInput {
@@ -109,12 +131,13 @@ export function bodyToInput(body: unknown, input: GraphQLInputObjectType): BodyI
     // A missing required field is reported at its parent's path, with the field's name.
     const missing = /^Field "(\w+)" of required type "[^"]+" was not provided\.$/.exec(error.message);
     if (missing) {
+      mistyped.push([...path, missing[1]!]);
       errors.push({ param: paramOf([...path, missing[1]!]), message: 'is required' });
       return;
     }
     mistyped.push(path);
     errors.push({ param: paramOf(path) || 'body', message: expectation(typeAt(input, path), error.message) });
   });
-  for (const path of mistyped) dropAt(value, path);
+  for (const path of mistyped) standInAt(value, input, path);
   return { value, errors };
 }

@@ -69,9 +69,7 @@ function inputSchema(type: GraphQLInputObjectType): JsonSchema {
       ? { type: 'array', items: isInputObjectType(named) ? inputSchema(named) : leafSchema(named) }
       : leafSchema(field.type);
     if (field.description) schema.description = field.description;
-    // Inputs are nullable in GraphQL so that one response can list every missing field;
-    // the description states what is required.
-    if (field.description?.startsWith('Required')) required.push(snakeCase(field.name));
+    if (isNonNullType(field.type)) required.push(snakeCase(field.name));
     properties[snakeCase(field.name)] = schema;
   }
   return { type: 'object', properties, required, additionalProperties: false };

@@ -51,7 +51,7 @@ defineResource(Customer, {
 
 const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
   fields: (t) => ({
-    name: t.string({ description: 'Required; 1 to 200 characters after trimming.' }),
+    name: t.string({ required: true, description: '1 to 200 characters after trimming.' }),
     email: t.string({ description: 'A valid address, at most 254 characters; stored lower-cased.' }),
     phone: t.string({ description: 'E.164: + then 8 to 15 digits.' }),
   }),

@@ -24,9 +24,9 @@ for (const model of ['InvoiceLineItem', 'EstimateLineItem'] as const) {
 
 export const LineItemInput = builder.inputType('LineItemInput', {
   fields: (t) => ({
-    description: t.string({ description: 'Required; 1 to 500 characters.' }),
-    quantity: t.int({ description: 'Required; a whole number from 0.' }),
-    unitAmount: t.int({ description: 'Required; minor units (cents), from 0.' }),
+    description: t.string({ required: true, description: '1 to 500 characters.' }),
+    quantity: t.int({ required: true, description: 'A whole number from 0.' }),
+    unitAmount: t.int({ required: true, description: 'Minor units (cents), from 0.' }),
   }),
 });
 
@@ -98,10 +98,10 @@ export function defineDocumentCreate({ type, scope, date, rest }: DocumentCreate
   const kind = type.toLowerCase() as NumberedDocument;
   const Input = builder.inputType(`Create${type}Input`, {
     fields: (t) => ({
-      customerId: t.id({ description: 'Required; a customer of this organization.' }),
+      customerId: t.id({ required: true, description: 'A customer of this organization.' }),
       jobId: t.id({ description: 'A job of this organization.' }),
-      currency: t.string({ description: 'Required; ISO 4217, such as USD.' }),
-      lineItems: t.field({ type: [LineItemInput], description: 'Required; 1 to 100 lines.' }),
+      currency: t.string({ required: true, description: 'ISO 4217, such as USD.' }),
+      lineItems: t.field({ type: [LineItemInput], required: true, description: '1 to 100 lines.' }),
       [date]: t.field({ type: 'Date' }),
     }),
   });

@@ -32,11 +32,11 @@ defineResource(Email, {
 
 const CreateEmailInput = builder.inputType('CreateEmailInput', {
   fields: (t) => ({
-    customerId: t.id({ description: 'Required; a customer of this organization.' }),
-    type: t.field({ type: EmailTypeEnum, description: 'Required.' }),
-    from: t.string({ description: 'Required; an e-mail address.' }),
-    to: t.string({ description: 'Required; an e-mail address.' }),
-    subject: t.string({ description: 'Required; at most 998 characters.' }),
+    customerId: t.id({ required: true, description: 'A customer of this organization.' }),
+    type: t.field({ type: EmailTypeEnum, required: true }),
+    from: t.string({ required: true, description: 'An e-mail address.' }),
+    to: t.string({ required: true, description: 'An e-mail address.' }),
+    subject: t.string({ required: true, description: 'At most 998 characters.' }),
     body: t.string({ description: 'At most 100,000 characters.' }),
     sentAt: t.field({ type: 'DateTime', description: 'Defaults to now.' }),
   }),

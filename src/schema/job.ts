@@ -42,8 +42,8 @@ defineResource(Job, {
 
 const CreateJobInput = builder.inputType('CreateJobInput', {
   fields: (t) => ({
-    customerId: t.id({ description: 'Required; a customer of this organization.' }),
-    title: t.string({ description: 'Required; 1 to 200 characters.' }),
+    customerId: t.id({ required: true, description: 'A customer of this organization.' }),
+    title: t.string({ required: true, description: '1 to 200 characters.' }),
     description: t.string({ description: 'At most 5000 characters.' }),
     scheduledAt: t.field({ type: 'DateTime' }),
   }),

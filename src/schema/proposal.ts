@@ -33,10 +33,10 @@ defineResource(Proposal, {
 
 const CreateProposalInput = builder.inputType('CreateProposalInput', {
   fields: (t) => ({
-    customerId: t.id({ description: 'Required; a customer of this organization.' }),
-    title: t.string({ description: 'Required; 1 to 200 characters.' }),
-    totalAmount: t.int({ description: 'Required; minor units, from 0.' }),
-    currency: t.string({ description: 'Required; ISO 4217, such as USD.' }),
+    customerId: t.id({ required: true, description: 'A customer of this organization.' }),
+    title: t.string({ required: true, description: '1 to 200 characters.' }),
+    totalAmount: t.int({ required: true, description: 'Minor units, from 0.' }),
+    currency: t.string({ required: true, description: 'ISO 4217, such as USD.' }),
   }),
 });
 

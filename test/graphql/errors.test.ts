@@ -28,7 +28,7 @@ describe.each(DB_KINDS)('GraphQL errors on %s', (kind) => {
     key = api.keys.all!;
     readOnly = api.keys.customersOnly!;
     for (const name of ['Ada Lovelace', 'Grace Hopper']) {
-      await gql(api, key, 'mutation($n: String) { createCustomer(input: { name: $n }) { id } }', { n: name });
+      await gql(api, key, 'mutation($n: String!) { createCustomer(input: { name: $n }) { id } }', { n: name });
     }
   });
   afterAll(() => api.stop());
@@ -97,7 +97,7 @@ describe.each(DB_KINDS)('GraphQL errors on %s', (kind) => {
     const response = await call(`${api.url}/graphql`, {
       method: 'POST',
       key: api.keys.writeOnly!,
-      json: { query: 'mutation($c: ID) { createJob(input: { customerId: $c, title: "Fix" }) { id title customer { name } } }', variables: { c: customerId } },
+      json: { query: 'mutation($c: ID!) { createJob(input: { customerId: $c, title: "Fix" }) { id title customer { name } } }', variables: { c: customerId } },
     });
     expect(response.status).toBe(200);
     expect(response.body.data.createJob).toMatchObject({ id: expect.any(String), title: 'Fix', customer: null });
