@@ -7,10 +7,12 @@
 // never run again: retries get 409 saying so. Keys are kept for 24 hours, then purged.
 import { createHash } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { getOperationAST, parse, type GraphQLError } from 'graphql';
-import { apiError, type FieldError } from '../errors.js';
+import { getOperationAST, GraphQLError, parse } from 'graphql';
+import type { Auth } from '../auth/authenticate.js';
+import { apiError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { Response } from './fetch.js';
+import { Request, Response } from './fetch.js';
+import { readBody } from './read-body.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const TTL_MS = 24 * 3_600_000;
@@ -18,24 +20,10 @@ const TTL_MS = 24 * 3_600_000;
 const ABANDONED_MS = 5 * 60_000;
 const PURGE_EVERY_MS = 3_600_000;
 
-export type IdempotencyRefusal = { status: 400 | 409; detail: string; errors?: FieldError[]; retryAfterSeconds?: number };
-
-export function idempotencyKeyError(key: string): IdempotencyRefusal | null {
+function idempotencyKeyError(key: string): GraphQLError | null {
   return /^[\x21-\x7e]{1,255}$/.test(key)
     ? null
-    : {
-        status: 400,
-        detail: 'Invalid Idempotency-Key header.',
-        errors: [{ param: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
-      };
-}
-
-/** A refusal as the error every surface renders. */
-export function refusalError(refusal: IdempotencyRefusal): GraphQLError {
-  return apiError(refusal.status === 409 ? 'CONFLICT' : 'BAD_REQUEST', refusal.detail, {
-    errors: refusal.errors,
-    headers: refusal.retryAfterSeconds ? { 'Retry-After': String(refusal.retryAfterSeconds) } : undefined,
-  });
+    : apiError('BAD_REQUEST', 'Invalid Idempotency-Key header.', { errors: [{ param: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }] });
 }
 
 /** Whether a /graphql request body runs a mutation: queries with the header are not stored. */
@@ -78,7 +66,7 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
     idempotencyKey: string,
     print: string,
     execute: () => Promise<Response>,
-  ): Promise<Response | IdempotencyRefusal> {
+  ): Promise<Response | GraphQLError> {
     // One API key's keys are its own: another key of the organization (say, a read-only
     // one) can neither replay nor block them.
     const key = `${apiKeyId}:${idempotencyKey}`;
@@ -88,19 +76,14 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
       const first = await prisma.idempotencyKey.findUnique({ where });
       if (!first) return once(organizationId, apiKeyId, idempotencyKey, print, execute);
       if (first.fingerprint !== print) {
-        return {
-          status: 400,
-          detail: 'This Idempotency-Key was used with a different request; use a new key for a new request.',
+        return apiError('BAD_REQUEST', 'This Idempotency-Key was used with a different request; use a new key for a new request.', {
           errors: [{ param: 'Idempotency-Key', message: 'was already used with a different request' }],
-        };
+        });
       }
       if (first.status === null) {
         return first.createdAt.getTime() < Date.now() - ABANDONED_MS
-          ? {
-              status: 409,
-              detail: 'The first request with this Idempotency-Key did not finish, so whether it took effect is unknown. Check for its record before sending it again with a new key.',
-            }
-          : { status: 409, detail: 'A request with this Idempotency-Key is still in progress; retry shortly.', retryAfterSeconds: 1 };
+          ? apiError('CONFLICT', 'The first request with this Idempotency-Key did not finish, so whether it took effect is unknown. Check for its record before sending it again with a new key.')
+          : apiError('CONFLICT', 'A request with this Idempotency-Key is still in progress; retry shortly.', { headers: { 'Retry-After': '1' } });
       }
       const headers: Record<string, string> = { 'idempotent-replayed': 'true' };
       if (first.contentType) headers['content-type'] = first.contentType;
@@ -127,5 +110,33 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
     return new Response(body, { status: response.status, headers: response.headers });
   }
 
-  return { once, close: () => clearInterval(purger) };
+  /**
+   * Runs a write once per Idempotency-Key; without the header, or for a request that writes
+   * nothing (`writes` says, from the body), just runs it. A refusal comes back as an error
+   * for the caller's surface to render.
+   */
+  async function guard(
+    request: Request,
+    auth: Pick<Auth, 'organizationId' | 'keyId'>,
+    path: string,
+    run: (request: Request) => Promise<Response>,
+    writes: (body: string) => boolean = () => true,
+  ): Promise<Response | GraphQLError> {
+    const key = request.headers.get(IDEMPOTENCY_HEADER);
+    if (key === null || request.method !== 'POST') return run(request);
+    const invalid = idempotencyKeyError(key);
+    if (invalid) return invalid;
+    let body: string;
+    try {
+      body = await readBody(request);
+    } catch (error) {
+      if (error instanceof GraphQLError) return error;
+      throw error;
+    }
+    const replayable = new Request(request.url, { method: request.method, headers: request.headers, body });
+    if (!writes(body)) return run(replayable);
+    return once(auth.organizationId, auth.keyId, key, fingerprint(request.method, path, body), () => run(replayable));
+  }
+
+  return { guard, close: () => clearInterval(purger) };
 }

@@ -2,27 +2,21 @@
 // into GraphQL variables, runs the row's operation through the GraphQL pipeline (the same
 // auth, scopes, validation and limits as /graphql), and turns the result into a REST body
 // or a problem document.
-import type { ExecutionResult, GraphQLError } from 'graphql';
-import { errorHeaders, statusOf, type FieldError } from '../errors.js';
-import { problemResponse, type Problem } from '../http/problem.js';
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { apiError, codeOf, errorHeaders, type FieldError } from '../errors.js';
+import { problemResponse } from '../http/problem.js';
+import { readBody } from '../http/read-body.js';
 import { bodyToInput } from './body.js';
 import { restParam } from './names.js';
 import type { QueryParam, Route } from './routes.js';
 import { Response } from '../http/fetch.js';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_INT = 2_147_483_647;
 /** Runs a route's operation on the GraphQL pipeline. */
 export type Execute = (route: Route, variables: Record<string, unknown>, inputErrors?: FieldError[]) => Promise<ExecutionResult<{ result: unknown } | null>>;
 
-export class ProblemError extends Error {
-  constructor(readonly problem: Problem) {
-    super(problem.detail);
-  }
-}
-
-function badRequest(detail: string, errors: FieldError[]): ProblemError {
-  return new ProblemError({ status: 400, code: 'BAD_REQUEST', detail, errors });
+function badRequest(detail: string, errors: FieldError[]): GraphQLError {
+  return apiError('BAD_REQUEST', detail, { errors });
 }
 
 function queryVariables(url: URL, params: QueryParam[]): Record<string, unknown> {
@@ -57,29 +51,6 @@ function queryVariables(url: URL, params: QueryParam[]): Record<string, unknown>
   return variables;
 }
 
-/** The body as text, refusing (413) more than MAX_BODY_BYTES however it is sent. */
-export async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? 0);
-  const tooLarge = new ProblemError({ status: 413, code: 'PAYLOAD_TOO_LARGE', detail: `The body must be at most ${MAX_BODY_BYTES} bytes.` });
-  if (declared > MAX_BODY_BYTES) throw tooLarge;
-  if (!request.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) throw tooLarge;
-    chunks.push(chunk);
-  }
-  try {
-    return UTF8.decode(Buffer.concat(chunks));
-  } catch {
-    throw badRequest('The body is not valid UTF-8.', [{ param: 'body', message: 'is not valid UTF-8' }]);
-  }
-}
-
-/** Refuses, rather than silently replaces, bytes that are not UTF-8. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 interface BodyVariables {
   variables: Record<string, unknown>;
   /** Unknown and mistyped fields, left for the operation to report with its own faults. */
@@ -89,7 +60,7 @@ interface BodyVariables {
 async function bodyVariables(request: Request, route: Route): Promise<BodyVariables> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
-    throw new ProblemError({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be JSON: send Content-Type: application/json.' });
+    throw apiError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send Content-Type: application/json.');
   }
   const text = await readBody(request);
   let body: unknown;
@@ -104,13 +75,13 @@ async function bodyVariables(request: Request, route: Route): Promise<BodyVariab
 }
 
 /** A GraphQL error in REST's words: snake_case fields, the route's scope, no type names. */
-function errorProblem(error: GraphQLError, route: Route): Problem {
-  const code = typeof error.extensions?.code === 'string' ? error.extensions.code : 'INTERNAL';
-  const fieldErrors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
+function inRestWords(error: GraphQLError, route: Route): GraphQLError {
+  const code = codeOf(error);
+  const errors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
   let detail = error.message;
-  if (fieldErrors?.length) detail = `Invalid fields: ${fieldErrors.map((e) => e.param).join(', ')}.`;
+  if (errors?.length) detail = `Invalid fields: ${errors.map((e) => e.param).join(', ')}.`;
   else if (code === 'FORBIDDEN') detail = `This API key lacks the scope ${route.scope}.`;
-  return { status: statusOf(code), code, detail, errors: fieldErrors, headers: errorHeaders(error) };
+  return apiError(code, detail, { errors, headers: errorHeaders(error) });
 }
 
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
@@ -124,9 +95,9 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
     const error = result.errors?.[0];
     const data = result.data?.result;
     if (error) {
-      response = problemResponse(errorProblem(error, route), requestId);
+      response = problemResponse(inRestWords(error, route), requestId);
     } else if (data === null || data === undefined) {
-      response = problemResponse({ status: 404, code: 'NOT_FOUND', detail: `No ${route.resource.type.toLowerCase()} with this id in this organization.` }, requestId);
+      response = problemResponse(apiError('NOT_FOUND', `No ${route.resource.type.toLowerCase()} with this id in this organization.`), requestId);
     } else if (route.kind === 'create') {
       const created = data as { id: string };
       response = Response.json(data, { status: 201, headers: { location: `${base}/${route.resource.path}/${created.id}` } });
@@ -134,8 +105,8 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       response = Response.json(data);
     }
   } catch (error) {
-    if (!(error instanceof ProblemError)) throw error;
-    response = problemResponse(error.problem, requestId);
+    if (!(error instanceof GraphQLError)) throw error;
+    response = problemResponse(error, requestId);
   }
   return response;
 }

@@ -14,7 +14,7 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import { SCOPES } from '../auth/scopes.js';
-import { ERROR_STATUS } from '../errors.js';
+import { ERRORS, type ErrorCode } from '../errors.js';
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
 import { snakeCase } from './names.js';
 import type { Route } from './routes.js';
@@ -75,14 +75,8 @@ function inputSchema(type: GraphQLInputObjectType): JsonSchema {
   return { type: 'object', properties, required, additionalProperties: false };
 }
 
-const ERROR_RESPONSES: Record<string, string> = {
-  400: 'Invalid parameters or body; `errors` names each offending one.',
-  401: 'Missing, malformed, unknown, revoked or expired API key.',
-  403: 'The API key lacks the scope this endpoint needs.',
-  429: 'Rate limit exceeded; wait `Retry-After` seconds.',
-  500: 'Internal error; retry later.',
-  503: 'Temporarily unavailable; retry after `Retry-After` seconds.',
-};
+/** The errors every operation may answer, described from the one error table. */
+const COMMON_ERRORS: ErrorCode[] = ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'];
 
 function problemRef(description: string) {
   return { description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
@@ -99,7 +93,7 @@ export function openApiDocument(routes: Route[]) {
         title: { type: 'string' },
         status: { type: 'integer' },
         detail: { type: 'string' },
-        code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+        code: { type: 'string', enum: Object.keys(ERRORS) },
         request_id: { type: 'string' },
         errors: {
           type: 'array',
@@ -118,7 +112,7 @@ export function openApiDocument(routes: Route[]) {
     const name = route.resource.type;
     schemas[name] ??= recordSchema(route.record, route.resource.embedded);
     const ref = { $ref: `#/components/schemas/${name}` };
-    const errors = Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([status, text]) => [status, problemRef(text)]));
+    const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description)]));
     let operation: Record<string, unknown>;
     if (route.kind === 'list') {
       operation = {
@@ -163,7 +157,7 @@ export function openApiDocument(routes: Route[]) {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         responses: {
           200: { description: `The ${name.toLowerCase()}.`, content: { 'application/json': { schema: ref } } },
-          404: problemRef('No such record in this organization.'),
+          404: problemRef(ERRORS.NOT_FOUND.description),
           ...errors,
         },
       };
@@ -189,8 +183,8 @@ export function openApiDocument(routes: Route[]) {
             headers: { Location: { description: 'Path of the new record.', schema: { type: 'string' } } },
             content: { 'application/json': { schema: ref } },
           },
-          413: problemRef('The body is over 1 MiB.'),
-          415: problemRef('The body is not JSON.'),
+          413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description),
+          415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description),
           ...errors,
         },
       };

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { apiError } from '../../src/errors.js';
-import { isDatabaseUnreachable, safeError } from '../../src/graphql/errors.js';
+import { isDatabaseUnreachable, safeError } from '../../src/graphql/error-policy.js';
 import { createLogger } from '../../src/logger.js';
 
 function capture() {

@@ -4,7 +4,7 @@
 import { GraphQLError, type DocumentNode, type ExecutionResult, type Source, type SourceLocation } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
-import { apiError, ERROR_STATUS, errorHeaders, statusOf } from '../errors.js';
+import { apiError, errorHeaders, isErrorCode, statusOf } from '../errors.js';
 import { Response } from '../http/fetch.js';
 import type { Logger } from '../logger.js';
 
@@ -26,8 +26,7 @@ export function isDatabaseUnreachable(error: unknown): boolean {
 }
 
 function isCoded(error: unknown): boolean {
-  const code = error instanceof GraphQLError ? error.extensions?.code : undefined;
-  return typeof code === 'string' && code in ERROR_STATUS;
+  return error instanceof GraphQLError && isErrorCode(error.extensions?.code);
 }
 
 /** Replaces an unexpected error by a safe one, logging the original. */

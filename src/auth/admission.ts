@@ -1,0 +1,43 @@
+// Admission, for REST and GraphQL alike: the API key is authenticated, then counted against
+// its own allowance. Requests that fail authentication are counted per client address, so
+// a flood of bad keys from behind a shared proxy never refuses the valid keys behind it.
+import type { GraphQLError } from 'graphql';
+import { apiError } from '../errors.js';
+import { safeError } from '../graphql/error-policy.js';
+import type { Admission } from '../graphql/rate-units.js';
+import type { Fields, Logger } from '../logger.js';
+import { rateLimitHeaders, type RateLimiter } from '../rate-limit.js';
+import type { Response } from '../http/fetch.js';
+import type { Authenticator, Auth } from './authenticate.js';
+
+export type Admit = (request: Request, requestId: string, clientAddress: string, logFields: Fields) => Promise<Admission | GraphQLError>;
+
+export function createAdmission(authenticate: Authenticator, rateLimiter: RateLimiter, log: Logger): Admit {
+  return async (request, requestId, clientAddress, logFields) => {
+    try {
+      let auth: Auth;
+      try {
+        auth = await authenticate(request.headers.get('authorization'));
+      } catch (error) {
+        const anonymous = await rateLimiter.consume(`address:${clientAddress}`);
+        if (anonymous.limited) return apiError('RATE_LIMITED', 'Too many requests without a valid API key from this address.', { headers: rateLimitHeaders(anonymous) });
+        return safeError(error, log, requestId);
+      }
+      logFields.organization_id = auth.organizationId;
+      logFields.key_prefix = auth.keyPrefix;
+      const rate = await rateLimiter.consume(`key:${auth.keyId}`);
+      if (rate.limited) {
+        return apiError('RATE_LIMITED', `Rate limit of ${rate.limit} requests per window exceeded; retry in ${rate.resetSeconds} s.`, { headers: rateLimitHeaders(rate) });
+      }
+      return { auth, rate };
+    } catch (error) {
+      return safeError(error, log, requestId);
+    }
+  };
+}
+
+/** Every authenticated response says where its key stands (the latest count, after any extra units). */
+export function withRateHeaders(response: Response, admission: Admission): Response {
+  for (const [name, value] of Object.entries(rateLimitHeaders(admission.rate))) response.headers.set(name, value);
+  return response;
+}
