@@ -13,6 +13,7 @@ import {
   type GraphQLInputType,
 } from 'graphql';
 import type { FieldError } from '../errors.js';
+import { INT32_MAX, INT32_MIN } from '../schema/validation.js';
 import { snakeCase } from './names.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -66,7 +67,7 @@ function expectation(type: GraphQLInputType | undefined, graphqlMessage: string)
     case 'ID':
       return 'must be a string';
     case 'Int':
-      return 'must be a whole number from -2147483648 to 2147483647';
+      return `must be a whole number from ${INT32_MIN} to ${INT32_MAX}`;
     case 'Float':
       return 'must be a number';
     case 'Boolean':
@@ -140,4 +141,15 @@ export function bodyToInput(body: unknown, input: GraphQLInputObjectType): BodyI
   });
   for (const path of mistyped) standInAt(value, input, path);
   return { value, errors };
+}
+
+/**
+ * A query-string value as the argument's GraphQL type takes it: numbers are read from their
+ * text, then the type coerces it as it would a variable. The fault is in plain words.
+ */
+export function queryValue(raw: string, type: GraphQLInputType): { value?: unknown; fault?: string } {
+  const numeric = ['Int', 'Float'].includes(getNamedType(type).name) && /^[+-]?\d+(\.\d+)?$/.test(raw);
+  let fault: string | undefined;
+  const value = coerceInputValue(numeric ? Number(raw) : raw, type, (_path, _invalid, error) => (fault ??= expectation(type, error.message)));
+  return fault ? { fault } : { value };
 }

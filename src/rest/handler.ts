@@ -6,12 +6,11 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { apiError, codeOf, errorHeaders, type FieldError } from '../errors.js';
 import { problemResponse } from '../http/problem.js';
 import { readBody } from '../http/read-body.js';
-import { bodyToInput } from './body.js';
+import { bodyToInput, queryValue } from './body.js';
 import { restParam } from './names.js';
 import type { QueryParam, Route } from './routes.js';
 import { Response } from '../http/fetch.js';
 
-const MAX_INT = 2_147_483_647;
 /** Runs a route's operation on the GraphQL pipeline. */
 export type Execute = (route: Route, variables: Record<string, unknown>, inputErrors?: FieldError[]) => Promise<ExecutionResult<{ result: unknown } | null>>;
 
@@ -36,16 +35,11 @@ function queryVariables(url: URL, params: QueryParam[]): Record<string, unknown>
       continue;
     }
     seen.add(name);
-    if (param.kind === 'integer') {
-      if (!/^\d+$/.test(raw) || Number(raw) > MAX_INT) errors.push({ param: name, message: 'must be a whole number' });
-      else variables[param.variable] = Number(raw);
-    } else if (param.kind === 'enum') {
-      if (raw === 'all') continue;
-      if (!param.values!.includes(raw)) errors.push({ param: name, message: `must be one of all, ${param.values!.join(', ')}` });
-      else variables[param.variable] = raw;
-    } else {
-      variables[param.variable] = raw;
-    }
+    // REST's own rule: `all` is no filter. Everything else is the argument type's to judge.
+    if (param.kind === 'enum' && raw === 'all') continue;
+    const { value, fault } = queryValue(raw, param.type);
+    if (fault) errors.push({ param: name, message: param.kind === 'enum' ? fault.replace('must be one of ', 'must be one of all, ') : fault });
+    else variables[param.variable] = value;
   }
   if (errors.length > 0) throw badRequest(`Invalid query parameters: ${errors.map((e) => e.param).join(', ')}.`, errors);
   return variables;

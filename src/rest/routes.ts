@@ -11,6 +11,7 @@ import {
   isObjectType,
   type GraphQLEnumType,
   type GraphQLInputObjectType,
+  type GraphQLInputType,
   type GraphQLObjectType,
   type DocumentNode,
   type GraphQLSchema,
@@ -39,6 +40,8 @@ export interface QueryParam {
   kind: 'integer' | 'string' | 'id' | 'enum';
   /** Allowed values of an enum filter (`all` is accepted too and means no filter). */
   values?: string[];
+  /** The argument's GraphQL type, which judges the value. */
+  type: GraphQLInputType;
   description?: string;
 }
 
@@ -120,6 +123,7 @@ function rowsOf(schema: GraphQLSchema): Array<Omit<Route, 'parsed'>> {
         name: snakeCase(arg.name),
         variable: arg.name,
         description: arg.description ?? undefined,
+        type: arg.type,
         ...paramKind(getNamedType(arg.type).name, schema),
       }));
       const document = `query List(${declarations}) { result: ${field.name}(${passing}) { data { ${selection} } pagination { page limit total } } }`;

@@ -27,7 +27,10 @@ function isEmail(text: string): boolean {
 const INVISIBLE = /[\p{Z}\p{Cf}\s]/gu;
 const E164 = /^\+[0-9]{8,15}$/;
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
-export const MAX_AMOUNT = 2_147_483_647;
+/** GraphQL's Int: the one 32-bit bound (amounts, quantities, and what REST accepts for an Int). */
+export const INT32_MAX = 2_147_483_647;
+export const INT32_MIN = -2_147_483_648;
+export const MAX_AMOUNT = INT32_MAX;
 
 export function isUuid(value: string): boolean {
   return UUID.test(value);
