@@ -1,10 +1,13 @@
 // Rate limiting, in one place, for REST and GraphQL alike: a sliding window per API key
-// (and, for requests without a valid key, per client address), counted by
-// graphql-rate-limit in memory or, with REDIS_URL, in Redis so every instance shares it.
-// When Redis is unreachable the limiter falls back to this instance's memory (logged),
-// and returns to Redis as soon as it answers again.
+// (and, for requests that fail authentication, per client address), counted by
+// graphql-rate-limit in memory or, with REDIS_URL, in Redis so every instance shares it. In
+// Redis one script reads, trims and counts the window atomically, in one round trip, so
+// concurrent requests can never admit more than the limit. When Redis fails, the limiter
+// counts in this instance's memory for a while without asking Redis again (a hung Redis
+// must not slow every request), probes it in the background, and returns to it once it
+// answers (each switch logged once).
 import type { GraphQLResolveInfo } from 'graphql';
-import { getGraphQLRateLimiter, RedisStore, type Store } from 'graphql-rate-limit';
+import { getGraphQLRateLimiter, type Store } from 'graphql-rate-limit';
 import { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
 
@@ -19,8 +22,6 @@ export interface RateState {
 export interface RateLimiter {
   /** Counts `units` against `identity` and tells where it stands. */
   consume(identity: string, units?: number): Promise<RateState>;
-  /** Where `identity` stands, without counting anything. */
-  peek(identity: string): Promise<RateState>;
   close(): Promise<void>;
 }
 
@@ -33,6 +34,29 @@ export interface RateLimitOptions {
 
 const FIELD = 'requests';
 const SWEEP_MS = 60_000;
+/** After a Redis failure: how often Redis is probed while this instance counts in memory. */
+const PROBE_MS = 500;
+
+/**
+ * The sliding window in a sorted set, in one atomic step: drop what left the window, refuse
+ * if `units` more would pass the limit (refusals are not counted), otherwise add them.
+ * Returns the count in the window and the time of its oldest entry.
+ */
+const SLIDING_WINDOW_SCRIPT = `
+local now, window, max, units = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+local limited = 0
+if count + units > max then
+  limited = 1
+else
+  for i = 1, units do redis.call('ZADD', KEYS[1], now, ARGV[5] .. i) end
+  count = count + units
+  redis.call('PEXPIRE', KEYS[1], window)
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or now
+return { count, limited, tonumber(oldest) }
+`;
 
 type Identity = Parameters<Store['getForIdentity']>[0];
 const keyOf = (identity: Identity) => `${identity.contextIdentity}:${identity.fieldIdentity}`;
@@ -72,7 +96,7 @@ export class MemoryStore implements Store {
  * answers only "limited or not", and reading the window again for the headers would cost a
  * second round trip to Redis on every request.
  */
-async function limitOnce(store: Store, identity: string, units: number, options: { max: number; window: string; readOnly: boolean }) {
+async function limitOnce(store: Store, identity: string, units: number, options: { max: number; window: string }) {
   let seen: readonly number[] = [];
   const recording: Store = {
     async getForIdentity(id) {
@@ -98,46 +122,65 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, log }: RateLim
     ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectTimeout: 2000, lazyConnect: false })
     : undefined;
   redis?.on('error', () => undefined); // reported below, once per outage
-  const stores: Store[] = redis ? [new RedisStore(redis), memory] : [memory];
-  let degraded = false;
+  redis?.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
+  let probe: NodeJS.Timeout | undefined;
 
-  async function run(identity: string, units: number, readOnly: boolean): Promise<RateState> {
-    for (let i = 0; i < stores.length; i++) {
-      try {
-        const { message, timestamps } = await limitOnce(stores[i]!, identity, units, { max, window: `${windowSeconds}s`, readOnly });
-        const now = Date.now();
-        let recent = 0;
-        let oldest = now;
-        for (const t of timestamps) {
-          if (t + windowMs <= now) continue;
-          recent++;
-          if (t < oldest) oldest = t;
-        }
-        if (i === 0 && degraded) {
-          degraded = false;
-          log.warn('rate limits are shared through Redis again');
-        }
-        return {
-          limit: max,
-          remaining: Math.max(0, max - recent),
-          resetSeconds: recent > 0 ? Math.max(1, Math.ceil((oldest + windowMs - now) / 1000)) : windowSeconds,
-          limited: message !== undefined || (readOnly && recent >= max),
-        };
-      } catch (error) {
-        if (i === stores.length - 1) throw error;
-        if (!degraded) {
-          degraded = true;
-          log.warn('Redis is unreachable: counting rate limits in this instance\'s memory until it returns', { error: (error as Error).message });
-        }
-      }
+  const state = (count: number, oldest: number, limited: boolean, now: number): RateState => ({
+    limit: max,
+    remaining: Math.max(0, max - count),
+    resetSeconds: count > 0 ? Math.max(1, Math.ceil((oldest + windowMs - now) / 1000)) : windowSeconds,
+    limited,
+  });
+
+  async function inMemory(identity: string, units: number): Promise<RateState> {
+    const { message, timestamps } = await limitOnce(memory, identity, units, { max, window: `${windowSeconds}s` });
+    const now = Date.now();
+    let count = 0;
+    let oldest = now;
+    for (const t of timestamps) {
+      if (t + windowMs <= now) continue;
+      count++;
+      if (t < oldest) oldest = t;
     }
-    throw new Error('unreachable');
+    return state(count, oldest, message !== undefined, now);
+  }
+
+  async function inRedis(client: Redis, identity: string, units: number): Promise<RateState> {
+    const now = Date.now();
+    const member = `${now}:${Math.random().toString(36).slice(2)}:`;
+    const run = (client as unknown as { slidingWindow(...args: Array<string | number>): Promise<[number, number, number]> }).slidingWindow;
+    const [count, limited, oldest] = await run.call(client, `rate:${identity}`, now, windowMs, max, units, member);
+    return state(count, oldest, limited === 1, now);
+  }
+
+  /** Counts in memory until a background probe finds Redis answering again. */
+  function degrade(client: Redis, error: unknown) {
+    if (probe) return;
+    log.warn("Redis is unreachable: counting rate limits in this instance's memory until it returns", { error: (error as Error).message });
+    probe = setInterval(() => {
+      client.ping().then(
+        () => {
+          clearInterval(probe);
+          probe = undefined;
+          log.warn('rate limits are shared through Redis again');
+        },
+        () => undefined,
+      );
+    }, PROBE_MS).unref();
   }
 
   return {
-    consume: (identity, units = 1) => run(identity, units, false),
-    peek: (identity) => run(identity, 0, true),
+    async consume(identity, units = 1) {
+      if (!redis || probe) return inMemory(identity, units);
+      try {
+        return await inRedis(redis, identity, units);
+      } catch (error) {
+        degrade(redis, error);
+        return inMemory(identity, units);
+      }
+    },
     async close() {
+      clearInterval(probe);
       memory.close();
       redis?.disconnect();
     },

@@ -56,7 +56,7 @@ describe('rate limits in one instance (memory)', () => {
 });
 
 describe('requests without a valid key', () => {
-  it('are bounded per client address, before any key lookup', async () => {
+  it('are bounded per client address', async () => {
     const api = await startApi('pglite', { good: { org: 'Acme' } }, { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_SECONDS: '60' });
     try {
       for (let i = 0; i < 4; i++) expect((await call(`${api.url}/v1/customers`, { key: `svc_live_${'x'.repeat(32)}` })).status).toBe(401);
@@ -90,13 +90,53 @@ describe('rate limits shared through Redis', () => {
       expect(during.headers.get('ratelimit-limit')).toBe('6');
       await expect.poll(() => one.output()).toContain('Redis is unreachable');
 
-      // Redis returns: the shared count (still over the limit) applies again.
+      // Redis returns: a background probe finds it, and the shared count (still over the
+      // limit) applies again.
       proxy.restore();
-      await expect.poll(async () => (await call(`${one.url}/v1/customers`, { key })).status, { timeout: 10_000, interval: 300 }).toBe(429);
-      expect(one.output()).toContain('shared through Redis again');
+      await expect.poll(() => one.output(), { timeout: 10_000 }).toContain('shared through Redis again');
+      expect((await call(`${one.url}/v1/customers`, { key })).status).toBe(429);
     } finally {
       await one.stop();
       await two.stop();
+      await proxy.close();
+      await db.drop();
+    }
+  });
+
+  it('300 concurrent requests over two instances admit exactly the limit', async () => {
+    const db = await freshDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const env = { ...db.env, REDIS_URL: `redis://${REDIS.host}:${REDIS.port}`, RATE_LIMIT_MAX: '20', RATE_LIMIT_WINDOW_SECONDS: '60' };
+    const [one, two] = await Promise.all([startServer(env), startServer(env)]);
+    try {
+      const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => call(`${(i % 2 ? one : two).url}/v1/customers?limit=1`, { key }).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(280);
+    } finally {
+      await one.stop();
+      await two.stop();
+      await db.drop();
+    }
+  });
+
+  it('a hung Redis costs one timeout, not one per request, until it answers again', async () => {
+    const db = await freshDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const proxy = await startTcpProxy(REDIS.host, REDIS.port);
+    const server = await startServer({ ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '100' });
+    try {
+      expect((await call(`${server.url}/v1/customers`, { key })).status).toBe(200);
+      proxy.hang();
+      expect((await call(`${server.url}/v1/customers`, { key })).status).toBe(200); // waits for the one timeout
+      const started = performance.now();
+      for (let i = 0; i < 5; i++) expect((await call(`${server.url}/v1/customers`, { key })).status).toBe(200);
+      // Five requests in well under the 2.5 s that five command timeouts would take.
+      expect(performance.now() - started).toBeLessThan(1_500);
+      expect(server.output().match(/Redis is unreachable/g)).toHaveLength(1);
+      proxy.restore();
+      await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('shared through Redis again');
+    } finally {
+      await server.stop();
       await proxy.close();
       await db.drop();
     }
