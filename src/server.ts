@@ -14,7 +14,7 @@ import { apiError } from './errors.js';
 import { graphqlErrorResponse } from './graphql/error-policy.js';
 import { createGraphQL, wantsGraphiQL } from './graphql/yoga.js';
 import { clientAddress } from './http/client-address.js';
-import { Request, Response } from './http/fetch.js';
+import { NO_FRAMING, Request, Response } from './http/fetch.js';
 import { healthCheck } from './http/health.js';
 import { createIdempotency, graphqlRequestWrites } from './http/idempotency.js';
 import { problemResponse } from './http/problem.js';
@@ -50,7 +50,11 @@ export function createApp({ db, log, rateLimiter, trustProxy = 0, draining = () 
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget);
 
   async function graphql(request: Request, requestId: string, address: string, logFields: Fields): Promise<Response> {
-    if (wantsGraphiQL(request)) return yoga.fetch(request, { requestId, admission: null });
+    if (wantsGraphiQL(request)) {
+      const page = await yoga.fetch(request, { requestId, admission: null });
+      for (const [name, value] of Object.entries(NO_FRAMING)) page.headers.set(name, value);
+      return page;
+    }
     const admission = await admit(request, requestId, address, logFields);
     if (admission instanceof GraphQLError) return graphqlErrorResponse(admission);
     // The document is read under the same size cap as a REST body before yoga parses it.

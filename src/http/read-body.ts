@@ -9,15 +9,15 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The body as text; throws PAYLOAD_TOO_LARGE or BAD_REQUEST errors (see errors.ts). */
-export async function readBody(request: Request): Promise<string> {
-  const tooLarge = () => apiError('PAYLOAD_TOO_LARGE', `The body must be at most ${MAX_BODY_BYTES} bytes.`);
-  if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+export async function readBody(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
+  const tooLarge = () => apiError('PAYLOAD_TOO_LARGE', `The body must be at most ${limit} bytes.`);
+  if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
   if (!request.body) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
+    if (size > limit) throw tooLarge();
     chunks.push(chunk);
   }
   try {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Response } from '../http/fetch.js';
+import { NO_FRAMING, Response } from '../http/fetch.js';
 
 const require = createRequire(import.meta.url);
 const ASSETS: Record<string, string> = {
@@ -33,7 +33,7 @@ function page(base: string): string {
 
 /** Answers /docs and its assets, or null for any other path. */
 export function docsResponse(base: string, path: string): Response | null {
-  if (path === '/docs') return new Response(page(base), { headers: { 'content-type': 'text/html; charset=utf-8' } });
+  if (path === '/docs') return new Response(page(base), { headers: { 'content-type': 'text/html; charset=utf-8', ...NO_FRAMING } });
   const asset = path.startsWith('/docs/') ? path.slice('/docs/'.length) : '';
   const type = ASSETS[asset];
   if (!type) return null;

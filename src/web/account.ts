@@ -7,12 +7,25 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { escape, layout } from './html.js';
 import { createLoginThrottle } from './login-throttle.js';
-import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, readCookies, sameSecret, SESSION_COOKIE, startSession, token, type SessionUser } from './sessions.js';
+import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, purgeSessions, readCookies, sameSecret, SESSION_COOKIE, startSession, token, type SessionUser } from './sessions.js';
+import { GraphQLError } from 'graphql';
 import { Response } from '../http/fetch.js';
+import { readBody } from '../http/read-body.js';
 
 // Verifying against a real hash when the e-mail is unknown keeps the timing the same.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 const MAX_FORM_BYTES = 16 * 1024;
+const NEW_KEY_COOKIE = 'crm_new_key';
+const NEW_KEY_PATH = '/settings/api-keys';
+
+function newKeyFrom(value: string | undefined): { key: string; name: string } | undefined {
+  try {
+    const parsed = value ? (JSON.parse(value) as { key?: unknown; name?: unknown }) : undefined;
+    return typeof parsed?.key === 'string' && typeof parsed.name === 'string' ? { key: parsed.key, name: parsed.name } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function html(body: string, init: { status?: number; headers?: Record<string, string> } = {}): Response {
   return new Response(body, {
@@ -31,19 +44,25 @@ function redirect(location: string, headers: Record<string, string> = {}): Respo
   return new Response(null, { status: 303, headers: { location, ...headers } });
 }
 
-async function readForm(request: Request): Promise<URLSearchParams | null> {
+/** The posted form, read under a small cap (a huge body is refused, never held), or the refusal. */
+async function readForm(request: Request): Promise<URLSearchParams | Response | null> {
   if (!(request.headers.get('content-type') ?? '').startsWith('application/x-www-form-urlencoded')) return null;
-  const text = await request.text();
-  return text.length > MAX_FORM_BYTES ? null : new URLSearchParams(text);
+  try {
+    return new URLSearchParams(await readBody(request, MAX_FORM_BYTES));
+  } catch (error) {
+    if (!(error instanceof GraphQLError)) throw error;
+    const status = error.extensions.code === 'PAYLOAD_TOO_LARGE' ? 413 : 400;
+    return html(layout('Refused', `<p class="error">${escape(error.message)}</p>`), { status });
+  }
 }
 
-function loginPage(csrf: string, error?: string): string {
+function loginPage(csrf: string, error?: string, email = ''): string {
   return layout(
     'Log in',
     `${error ? `<p class="error" role="alert">${escape(error)}</p>` : ''}
     <form method="post" action="/login">
       <input type="hidden" name="csrf" value="${escape(csrf)}">
-      <label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required>
+      <label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" value="${escape(email)}" required>
       <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
       <p><button class="primary" type="submit">Log in</button></p>
     </form>`,
@@ -80,7 +99,8 @@ async function keysPage(prisma: PrismaClient, user: SessionUser, extra: { create
         <td class="status-${status}">${status}</td>
         <td>${status === 'revoked' ? '' : `<form method="post" action="/settings/api-keys/${escape(k.id)}/revoke">
           <input type="hidden" name="csrf" value="${escape(user.csrf)}">
-          <button class="danger" type="submit" aria-label="Revoke ${escape(k.name)}">Revoke</button></form>`}</td>
+          <button class="danger" type="submit" aria-label="Revoke ${escape(k.name)}"
+            onclick="return confirm(this.dataset.question)" data-question="Revoke the key “${escape(k.name)}”? Programs using it stop working at once.">Revoke</button></form>`}</td>
       </tr>`;
     })
     .join('');
@@ -108,6 +128,7 @@ async function keysPage(prisma: PrismaClient, user: SessionUser, extra: { create
 export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void) {
   const perAccount = createLoginThrottle({ max: 10 });
   const perAddress = createLoginThrottle({ max: 50 });
+  purgeSessions(prisma, log);
 
   async function withUser(request: Request, then: (user: SessionUser) => Promise<Response>): Promise<Response> {
     const user = await currentUser(prisma, request);
@@ -116,6 +137,7 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
 
   async function checkedForm(request: Request, user: SessionUser): Promise<URLSearchParams | Response> {
     const form = await readForm(request);
+    if (form instanceof Response) return form;
     if (!form || !sameSecret(form.get('csrf') ?? undefined, user.csrf)) {
       return html(layout('Refused', '<p class="error">The form was stale or not sent by this site. Go back, reload and try again.</p>'), { status: 403 });
     }
@@ -130,26 +152,31 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
     }
     if (pathname === '/login' && method === 'POST') {
       const form = await readForm(request);
+      if (form instanceof Response) return form;
       const csrf = token();
-      const again = (error: string, status: number) =>
-        html(loginPage(csrf, error), { status, headers: { 'set-cookie': cookie(request, LOGIN_CSRF_COOKIE, csrf, 3600) } });
+      const again = (error: string, status: number, email = '') =>
+        html(loginPage(csrf, error, email), { status, headers: { 'set-cookie': cookie(request, LOGIN_CSRF_COOKIE, csrf, 3600) } });
       if (!form || !sameSecret(form.get('csrf') ?? undefined, readCookies(request)[LOGIN_CSRF_COOKIE])) {
         return again('The form was stale. Please try again.', 403);
       }
       const email = (form.get('email') ?? '').trim().toLowerCase();
-      const throttleKeys = [`account:${email}`];
-      if (perAccount.blocked(throttleKeys) || perAddress.blocked([`address:${clientAddress}`])) {
-        return again('Too many failed attempts. Wait a few minutes and try again.', 429);
+      const account = [`account:${email}`];
+      const address = [`address:${clientAddress}`];
+      // Counted before the password is checked: parallel guesses cannot outrun the count.
+      if (!perAddress.attempt(address)) return again('Too many failed attempts. Wait a few minutes and try again.', 429, email);
+      if (!perAccount.attempt(account)) {
+        perAddress.succeeded(address);
+        return again('Too many failed attempts. Wait a few minutes and try again.', 429, email);
       }
       // PostgreSQL text cannot hold NUL; such an address cannot belong to anyone.
       const user = email && email.length <= 254 && !email.includes('\u0000') ? await prisma.user.findUnique({ where: { email } }) : null;
       const valid = await verifyPassword(form.get('password') ?? '', user?.passwordHash ?? DUMMY_HASH);
       if (!user || !valid) {
-        perAccount.fail(throttleKeys);
-        perAddress.fail([`address:${clientAddress}`]);
         log.info('login failed', { address: clientAddress });
-        return again('Wrong e-mail or password.', 401);
+        return again('Wrong e-mail or password.', 401, email);
       }
+      perAccount.succeeded(account);
+      perAddress.succeeded(address);
       const session = await startSession(prisma, user.id);
       log.info('login', { user_id: user.id });
       return redirect('/settings/api-keys', { 'set-cookie': cookie(request, SESSION_COOKIE, session.token, session.maxAge) });
@@ -163,7 +190,12 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
       });
     }
     if (pathname === '/settings/api-keys' && method === 'GET') {
-      return withUser(request, async (user) => html(await keysPage(prisma, user)));
+      return withUser(request, async (user) => {
+        // A key just created is shown on this one load, then its cookie is cleared.
+        const created = newKeyFrom(readCookies(request)[NEW_KEY_COOKIE]);
+        const headers: Record<string, string> = created ? { 'set-cookie': cookie(request, NEW_KEY_COOKIE, '', 0, NEW_KEY_PATH) } : {};
+        return html(await keysPage(prisma, user, { created }), { headers });
+      });
     }
     if (pathname === '/settings/api-keys' && method === 'POST') {
       return withUser(request, async (user) => {
@@ -185,10 +217,13 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
         if (error) return html(await keysPage(prisma, user, { error }), { status: 400 });
         const { key, record } = await createApiKey(prisma, { organizationId: user.organizationId, name, scopes, expiresAt });
         log.info('api key created', { user_id: user.userId, key_id: record.id, key_prefix: record.prefix });
-        return html(await keysPage(prisma, user, { created: { key, name } }), { status: 201 });
+        // Post-redirect-get: reloading the page shows the list, and never creates another key.
+        // The new secret rides to that one page load in a short-lived cookie for this path
+        // only, never in the database.
+        return redirect(NEW_KEY_PATH, { 'set-cookie': cookie(request, NEW_KEY_COOKIE, JSON.stringify({ key, name }), 120, NEW_KEY_PATH) });
       });
     }
-    const revoke = /^\/settings\/api-keys\/([0-9a-f-]{36})\/revoke$/.exec(pathname);
+    const revoke = /^\/settings\/api-keys\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/revoke$/.exec(pathname);
     if (revoke && method === 'POST') {
       return withUser(request, async (user) => {
         const form = await checkedForm(request, user);

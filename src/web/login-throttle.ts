@@ -1,24 +1,52 @@
-// Bounds password guessing: failed logins per account and per client address within a
-// window. Successful logins do not count.
+// Bounds password guessing per account and per client address within a window. An attempt
+// is counted before its password is checked, so parallel guesses cannot all be checked
+// before any is counted; a successful login gives its attempt back. The memory is bounded:
+// when full, ended windows go first, then the least-tried ones; windows that have reached
+// the limit are kept until they end, so a flood of fresh names cannot wipe a lockout.
 export interface Throttle {
-  blocked(keys: string[]): boolean;
-  fail(keys: string[]): void;
+  /** Counts an attempt for every key; false (counting nothing) when one is over the limit. */
+  attempt(keys: string[]): boolean;
+  /** Gives back an attempt that succeeded. */
+  succeeded(keys: string[]): void;
 }
 
-export function createLoginThrottle({ max = 10, windowMs = 15 * 60_000 } = {}): Throttle {
-  const failures = new Map<string, { count: number; resetAt: number }>();
-  const entry = (key: string) => {
-    const now = Date.now();
-    let current = failures.get(key);
-    if (!current || current.resetAt <= now) {
-      current = { count: 0, resetAt: now + windowMs };
-      failures.set(key, current);
+export function createLoginThrottle({ max = 10, windowMs = 15 * 60_000, capacity = 100_000 } = {}): Throttle {
+  const windows = new Map<string, { count: number; resetAt: number }>();
+
+  function makeRoom(now: number) {
+    for (const [key, window] of windows) if (window.resetAt <= now) windows.delete(key);
+    if (windows.size < capacity) return;
+    for (const [key, window] of windows) {
+      if (window.count < max) windows.delete(key);
+      if (windows.size < capacity) return;
     }
-    if (failures.size > 100_000) failures.clear();
-    return current;
-  };
+  }
+
+  function current(key: string, now: number) {
+    const window = windows.get(key);
+    return window && window.resetAt > now ? window : undefined;
+  }
+
   return {
-    blocked: (keys) => keys.some((key) => entry(key).count >= max),
-    fail: (keys) => keys.forEach((key) => entry(key).count++),
+    attempt(keys) {
+      const now = Date.now();
+      if (keys.some((key) => (current(key, now)?.count ?? 0) >= max)) return false;
+      for (const key of keys) {
+        const window = current(key, now);
+        if (window) window.count++;
+        else {
+          if (windows.size >= capacity) makeRoom(now);
+          windows.set(key, { count: 1, resetAt: now + windowMs });
+        }
+      }
+      return true;
+    },
+    succeeded(keys) {
+      const now = Date.now();
+      for (const key of keys) {
+        const window = current(key, now);
+        if (window && window.count > 0) window.count--;
+      }
+    },
   };
 }

@@ -27,15 +27,20 @@ export function readCookies(request: Request): Record<string, string> {
   const cookies: Record<string, string> = {};
   for (const part of (request.headers.get('cookie') ?? '').split(';')) {
     const at = part.indexOf('=');
-    if (at > 0) cookies[part.slice(0, at).trim()] = decodeURIComponent(part.slice(at + 1).trim());
+    if (at <= 0) continue;
+    try {
+      cookies[part.slice(0, at).trim()] = decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      // A malformed cookie (%E0%A4%A) is no cookie at all.
+    }
   }
   return cookies;
 }
 
 /** Secure whenever the page is served over HTTPS (directly or behind a proxy that says so). */
-export function cookie(request: Request, name: string, value: string, maxAgeSeconds: number): string {
+export function cookie(request: Request, name: string, value: string, maxAgeSeconds: number, path = '/'): string {
   const https = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
-  return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${https ? '; Secure' : ''}`;
+  return `${name}=${encodeURIComponent(value)}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${https ? '; Secure' : ''}`;
 }
 
 export interface SessionUser {
@@ -64,4 +69,12 @@ export async function currentUser(prisma: PrismaClient, request: Request): Promi
 
 export async function endSession(prisma: PrismaClient, sessionId: string): Promise<void> {
   await prisma.session.deleteMany({ where: { id: sessionId } });
+}
+
+/** Forgets ended sessions: at start and hourly, in the background. */
+export function purgeSessions(prisma: PrismaClient, log: { warn(msg: string, fields?: object): void }): () => void {
+  const purge = () => prisma.session.deleteMany({ where: { expiresAt: { lt: new Date() } } }).catch((error: Error) => log.warn('session purge failed', { error: error.message }));
+  void purge();
+  const timer = setInterval(purge, 3_600_000).unref();
+  return () => clearInterval(timer);
 }

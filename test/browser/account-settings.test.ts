@@ -40,6 +40,7 @@ describe('account settings in a browser', () => {
 
     await submitLogin(page, 'wrong password!');
     await expect(page.locator('[role=alert]').textContent()).resolves.toContain('Wrong e-mail or password');
+    await expect(page.locator('#email').inputValue()).resolves.toBe(EMAIL);
 
     await submitLogin(page, PASSWORD);
     expect(new URL(page.url()).pathname).toBe('/settings/api-keys');
@@ -52,6 +53,10 @@ describe('account settings in a browser', () => {
     await page.click('form[action="/settings/api-keys"] button[type=submit]');
     const key = (await page.locator('#new-key').textContent())!.trim();
     expect(key).toMatch(/^svc_live_[0-9A-Za-z]{32}$/);
+    // Reloading the page neither shows the secret again nor creates another key.
+    await page.reload();
+    await expect(page.locator('#new-key').count()).resolves.toBe(0);
+    await expect(page.locator('tr', { hasText: 'Browser test key' }).count()).resolves.toBe(1);
     const row = page.locator('tr', { hasText: 'Browser test key' });
     await expect(row.textContent()).resolves.toContain(key.slice(0, 17));
     await expect(row.textContent()).resolves.toContain('active');
@@ -66,6 +71,17 @@ describe('account settings in a browser', () => {
     await expect(page.locator('#new-key').count()).resolves.toBe(0);
     // The key was used: its last use is recorded.
     await expect(page.locator('tr', { hasText: 'Browser test key' }).locator('td').nth(4).textContent()).resolves.toMatch(/UTC/);
+    // Revoking asks first: dismissing keeps the key.
+    const questions: string[] = [];
+    page.once('dialog', (dialog) => {
+      questions.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.click('button[aria-label="Revoke Browser test key"]');
+    expect(questions).toEqual([expect.stringContaining('Revoke the key “Browser test key”?')]);
+    await expect(page.locator('tr', { hasText: 'Browser test key' }).locator('.status-active').textContent()).resolves.toBe('active');
+    expect((await call(`${api.url}/v1/customers`, { key })).status).toBe(200);
+    page.once('dialog', (dialog) => void dialog.accept());
     await page.click('button[aria-label="Revoke Browser test key"]');
     await expect(page.locator('tr', { hasText: 'Browser test key' }).locator('.status-revoked').textContent()).resolves.toBe('revoked');
     await page.screenshot({ path: join(ARTIFACTS, 'api-keys-revoked.png'), fullPage: true });

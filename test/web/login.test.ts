@@ -1,16 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { postLogin, startApi, type Api } from '../helpers/api.js';
+import { csrfOf, makeKeys, postLogin, type Api } from '../helpers/api.js';
+import { freshDatabase } from '../helpers/databases.js';
+import { startServer } from '../helpers/processes.js';
+
+/** The server process's resident memory, in MB. */
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 describe('login', () => {
   let api: Api;
   beforeAll(async () => {
-    api = await startApi('postgres', {});
-    const db = await openDatabase({ databaseUrl: api.db.env.DATABASE_URL, dataDir: '' });
+    const database = await freshDatabase('postgres');
+    await makeKeys(database, {}); // applies the migrations
+    const db = await openDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: '' });
     const org = await db.prisma.organization.create({ data: { name: 'Acme' } });
-    await db.prisma.user.create({ data: { organizationId: org.id, email: 'owner@acme.example', passwordHash: await hashPassword('the right password') } });
+    const owner = await db.prisma.user.create({ data: { organizationId: org.id, email: 'owner@acme.example', passwordHash: await hashPassword('the right password') } });
+    await db.prisma.user.create({ data: { organizationId: org.id, email: 'target@acme.example', passwordHash: await hashPassword('the right password') } });
+    // An ended session, as an old login leaves behind.
+    await db.prisma.session.create({ data: { id: 'ended', userId: owner.id, csrfToken: 'x', expiresAt: new Date(Date.now() - 86_400_000) } });
     await db.close();
+    const server = await startServer(database.env);
+    api = { url: server.url, db: database, server, keys: {}, stop: async () => { await server.stop(); await database.drop(); } };
   });
   afterAll(() => api.stop());
 
@@ -42,5 +56,91 @@ describe('login', () => {
     const blocked = await attempt('owner@acme.example', 'the right password');
     expect(blocked.status).toBe(429);
     expect(await blocked.text()).toContain('Too many failed attempts');
+  });
+
+  it('200 parallel guesses on one account: no more than the limit are ever checked', async () => {
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt('target@acme.example', `guess ${i}`)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+    // The right password is refused too, until the window ends.
+    expect((await attempt('target@acme.example', 'the right password')).status).toBe(429);
+  });
+
+  it('a wrong password keeps the e-mail in the form', async () => {
+    const response = await attempt('owner@acme.example', 'not it');
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(await response.text()).toContain('value="owner@acme.example"');
+  });
+
+  it('a 300 MB login body is refused without being read into memory', async () => {
+    const pid = api.server.process.pid!;
+    const before = rssOf(pid);
+    const { port } = new URL(api.url);
+    // Chunked: no Content-Length to refuse on, so the cap must stop the reading. The server
+    // answers 413 and drops the connection; the client may see either.
+    const outcome = await new Promise<number | 'reset'>((resolve) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/login', method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
+        resolve(res.statusCode!);
+        req.destroy();
+      });
+      req.on('error', () => resolve('reset'));
+      req.on('close', () => resolve('reset'));
+      const chunk = Buffer.alloc(1024 * 1024, 'a');
+      let sent = 0;
+      const pump = () => {
+        while (sent < 300 && !req.destroyed) {
+          sent++;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        if (!req.destroyed) req.end();
+      };
+      pump();
+    });
+    expect([413, 'reset']).toContain(outcome);
+    await expect.poll(() => api.server.output()).toMatch(/"path":"\/login","status":413/);
+    expect(rssOf(pid) - before).toBeLessThan(100);
+    const declared = await fetch(`${api.url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(300 * 1024 * 1024) }, body: 'a=1' }).catch(() => undefined);
+    if (declared) expect(declared.status).toBe(413);
+  });
+
+  it('a malformed cookie is no cookie, not a server error', async () => {
+    for (const path of ['/login', '/settings/api-keys']) {
+      const response = await fetch(`${api.url}${path}`, { headers: { cookie: 'crm_session=%E0%A4%A; crm_login_csrf=%E0%A4%A' }, redirect: 'manual' });
+      expect(response.status).toBeLessThan(500);
+    }
+    const logout = await fetch(`${api.url}/logout`, { method: 'POST', headers: { cookie: 'crm_session=%E0%A4%A', 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x', redirect: 'manual' });
+    expect(logout.status).toBeLessThan(500);
+  });
+
+  it('a revoke URL with an id that only looks like a UUID is a 404, not a server error', async () => {
+    const { session } = await postLogin(api.url, 'owner@acme.example', 'the right password');
+    const page = await fetch(`${api.url}/settings/api-keys`, { headers: { cookie: session! } });
+    const csrf = csrfOf(await page.text());
+    const response = await fetch(`${api.url}/settings/api-keys/zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz/revoke`, {
+      method: 'POST',
+      headers: { cookie: session!, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${encodeURIComponent(csrf)}`,
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(404);
+  });
+
+  it('account pages, GraphiQL and the API reference cannot be framed', async () => {
+    for (const [path, accept] of [['/login', 'text/html'], ['/graphql', 'text/html'], ['/v1/docs', 'text/html']] as const) {
+      const response = await fetch(`${api.url}${path}`, { headers: { accept } });
+      expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(response.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
+    }
+  });
+
+  it('ended sessions are purged', async () => {
+    const client = new pg.Client({ connectionString: api.db.env.DATABASE_URL });
+    await client.connect();
+    try {
+      await expect.poll(async () => (await client.query(`SELECT count(*)::int AS n FROM sessions WHERE id = 'ended'`)).rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
   });
 });
