@@ -26,6 +26,8 @@ export interface Config {
   logLevel: LogLevel;
   /** How many reverse proxies in front add to X-Forwarded-For (0: the socket's address is the client's). */
   trustProxy: number;
+  /** Origins whose pages may call the API from a browser; `*` for any. */
+  corsOrigins: string[] | '*';
 }
 
 export class ConfigError extends Error {
@@ -73,6 +75,25 @@ function proxies(env: Env): number {
   throw new ConfigError('TRUST_PROXY', `must be false, true or the number of proxies in front, 1 to 10 (got "${env.TRUST_PROXY}")`);
 }
 
+/** CORS_ORIGINS: `*` (the default) or a comma-separated list of origins (`https://app.example.com`). */
+function origins(env: Env): string[] | '*' {
+  const raw = (env.CORS_ORIGINS ?? '').trim();
+  if (raw === '' || raw === '*') return '*';
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError('CORS_ORIGINS', `must be * or origins such as https://app.example.com, separated by commas (got "${origin}")`);
+    }
+    return origin;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -91,5 +112,6 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     logLevel: logLevel as LogLevel,
     trustProxy: proxies(env),
+    corsOrigins: origins(env),
   };
 }

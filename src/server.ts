@@ -14,6 +14,7 @@ import { apiError } from './errors.js';
 import { graphqlErrorResponse } from './graphql/error-policy.js';
 import { createGraphQL, wantsGraphiQL } from './graphql/yoga.js';
 import { clientAddress } from './http/client-address.js';
+import { createCors } from './http/cors.js';
 import { NO_FRAMING, Request, Response } from './http/fetch.js';
 import { healthCheck } from './http/health.js';
 import { createIdempotency, graphqlRequestWrites } from './http/idempotency.js';
@@ -39,15 +40,18 @@ export interface AppDeps {
   draining?: (arrived?: IncomingMessage) => boolean;
   /** Reverse proxies in front (see http/client-address.ts). */
   trustProxy?: number;
+  /** Origins allowed to call the API from a browser (see http/cors.ts). */
+  corsOrigins?: string[] | '*';
 }
 
-export function createApp({ db, log, rateLimiter, trustProxy = 0, draining = () => false }: AppDeps) {
+export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = '*', draining = () => false }: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
   const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma) });
   const idempotency = createIdempotency(db.prisma, log);
   const health = healthCheck(db, log);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget);
+  const cors = createCors(corsOrigins);
 
   async function graphql(request: Request, requestId: string, address: string, logFields: Fields): Promise<Response> {
     if (wantsGraphiQL(request)) {
@@ -107,13 +111,14 @@ export function createApp({ db, log, rateLimiter, trustProxy = 0, draining = () 
         // Clients on kept-alive connections would otherwise keep a stopping server busy.
         response = problemResponse(apiError('UNAVAILABLE', 'The server is shutting down; retry.', { headers: { 'Retry-After': '1' } }), requestId);
       } else {
-        response = await route(request, url, requestId, clientAddress(request, serverContext.req?.socket, trustProxy), logFields);
+        response = cors.preflight(request, url.pathname) ?? (await route(request, url, requestId, clientAddress(request, serverContext.req?.socket, trustProxy), logFields));
       }
     } catch (error) {
       log.error('unhandled error', { request_id: requestId, err: { message: (error as Error).message, stack: (error as Error).stack } });
       response = problemResponse(apiError('INTERNAL', 'An internal error occurred.'), requestId);
     }
     response.headers.set('x-request-id', requestId);
+    if (url) cors.expose(request, url.pathname, response);
     if (draining()) response.headers.set('connection', 'close');
     log.info('request', { request_id: requestId, method: request.method, path: url?.pathname, ...logFields, status: response.status, duration_ms: Math.round(performance.now() - started) });
     return response;

@@ -15,7 +15,12 @@ describe('configuration', () => {
       rateLimitWindowSeconds: 60,
       logLevel: 'info',
       trustProxy: 0,
+      corsOrigins: '*',
     });
+  });
+
+  it('reads CORS_ORIGINS as a list of origins', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).corsOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
   });
 
   it.each([
@@ -57,6 +62,8 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['TRUST_PROXY', 'yes'],
     ['TRUST_PROXY', '11'],
+    ['CORS_ORIGINS', 'app.example.com'],
+    ['CORS_ORIGINS', 'https://app.example.com/path'],
   ])('refuses %s=%s, naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable} `));
