@@ -41,7 +41,7 @@ interface Server {
 function productionArgs(): string[] {
   const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   if (build.status !== 0) throw new Error('npm run build failed');
-  const [node, ...args] = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:production']!.split(/\s+/);
+  const [node, ...args] = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:production']!.replace(/^exec\s+/, '').split(/\s+/);
   if (node !== 'node') throw new Error('start:production must be a node command');
   return args;
 }

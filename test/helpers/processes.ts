@@ -21,11 +21,15 @@ export interface RunningServer {
 
 /** `args`: Node's arguments; by default the TypeScript sources, as `npm start` runs them. */
 export function startServer(env: Record<string, string>, args = ['--import', 'tsx', 'src/main.ts']): Promise<RunningServer> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return listening(spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** `npm run <script>` (start, start:production) exactly as a user or a process manager runs it. */
+export function startNpm(script: string, env: Record<string, string>): Promise<RunningServer> {
+  return listening(spawn('npm', ['run', '--silent', script], { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+function listening(child: ChildProcess): Promise<RunningServer> {
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {

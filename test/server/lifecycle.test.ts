@@ -2,7 +2,7 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
 import { makeKeys } from '../helpers/api.js';
-import { lastLine, runNpm, startServer } from '../helpers/processes.js';
+import { lastLine, runNpm, startNpm, startServer } from '../helpers/processes.js';
 
 /**
  * Sends the start of a POST and holds the rest back, so the request stays in flight.
@@ -101,6 +101,22 @@ describe('the embedded data folder belongs to one process', () => {
       await expect(startServer(db.env)).rejects.toThrow(/exited with 1[\s\S]*in use by another process/);
     } finally {
       await server.stop();
+      await db.drop();
+    }
+  });
+});
+
+describe('npm start', () => {
+  it('stops gracefully when a process manager sends npm SIGTERM, leaving no server behind', async () => {
+    const db = await freshDatabase('postgres');
+    try {
+      const server = await startNpm('start', db.env);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      expect(await server.stop('SIGTERM')).toBe(0);
+      expect(server.output()).toContain('"msg":"stopped"');
+      // An orphaned server would still answer on its port.
+      await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    } finally {
       await db.drop();
     }
   });

@@ -1,10 +1,9 @@
 // The compiled server (npm run build, then npm run start:production's command), as the
 // Dockerfile and the benchmark run it.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, makeKeys } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
-import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
+import { runNpm, startNpm, type RunningServer } from '../helpers/processes.js';
 
 describe('the production build', () => {
   let db: TestDatabase;
@@ -16,9 +15,7 @@ describe('the production build', () => {
     expect(build.code, build.stdout + build.stderr).toBe(0);
     db = await freshDatabase('pglite');
     ({ key } = (await makeKeys(db, { key: { org: 'Acme' } })) as { key: string });
-    const [node, ...args] = (JSON.parse(readFileSync('package.json', 'utf8')).scripts['start:production'] as string).split(/\s+/);
-    expect(node).toBe('node');
-    server = await startServer({ ...db.env, NODE_ENV: 'production' }, args);
+    server = await startNpm('start:production', { ...db.env, NODE_ENV: 'production' });
   }, 120_000);
   afterAll(async () => {
     await server?.stop();
@@ -33,6 +30,13 @@ describe('the production build', () => {
     expect(listed.body.pagination.total).toBe(1);
     const graphql = await call(`${server.url}/graphql`, { method: 'POST', key, json: { query: '{ customers { data { name } } }' } });
     expect(graphql.body).toEqual({ data: { customers: { data: [{ name: 'Ada Lovelace' }] } } });
-    expect(await server.stop()).toBe(0);
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('stops gracefully when npm gets %s, leaving no server behind', async (signal) => {
+    const running = signal === 'SIGTERM' ? server : await startNpm('start:production', { ...db.env, NODE_ENV: 'production' });
+    expect(await running.stop(signal)).toBe(0);
+    expect(running.output()).toContain('"msg":"stopped"');
+    // An orphaned server would still answer on its port.
+    await expect(fetch(`${running.url}/healthz`)).rejects.toThrow();
   });
 });
