@@ -26,7 +26,9 @@ function random(): number {
   return state / 2 ** 31;
 }
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000);
+// Every seeded date lies at least a day in the past (the offsets below run down to -53),
+// so records created after seeding come first in newest-first lists.
+const daysAgo = (days: number) => new Date(Date.now() - (days + 60) * 86_400_000);
 
 async function seedData(prisma: PrismaClient, organizationId: string) {
   for (let i = 0; i < 40; i++) {

@@ -120,6 +120,14 @@ describe.each(DB_KINDS)('command line on %s', (kind) => {
              (SELECT count(*)::int FROM invoice_line_items) AS invoice_lines, (SELECT count(*)::int FROM estimates) AS estimates,
              (SELECT count(*)::int FROM proposals) AS proposals`);
     for (const [table, count] of Object.entries(counts!)) expect(count, table).toBeGreaterThan(5);
+    // Every seeded date lies in the past.
+    const [latest] = await query<{ future: number }>(`
+      SELECT count(*)::int AS future FROM (
+        SELECT created_at AS at FROM customers UNION ALL SELECT scheduled_at FROM jobs UNION ALL SELECT completed_at FROM jobs
+        UNION ALL SELECT sent_at FROM emails UNION ALL SELECT created_at FROM invoices UNION ALL SELECT paid_at FROM invoices
+        UNION ALL SELECT due_date FROM invoices UNION ALL SELECT issued_at FROM estimates UNION ALL SELECT valid_until FROM estimates
+        UNION ALL SELECT created_at FROM proposals) dates WHERE at > now()`);
+    expect(latest!.future).toBe(0);
     const numbers = await query<{ number: string }>('SELECT number FROM invoices ORDER BY number');
     expect(numbers.map((n) => n.number)).toEqual(numbers.map((_, i) => `INV-${String(i + 1).padStart(6, '0')}`));
 
