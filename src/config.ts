@@ -28,6 +28,8 @@ export interface Config {
   trustProxy: number;
   /** Origins whose pages may call the API from a browser; `*` for any. */
   corsOrigins: string[] | '*';
+  /** On the embedded default only: fill a fresh data folder with the demo and print a key. */
+  seedOnFirstStart: boolean;
 }
 
 export class ConfigError extends Error {
@@ -94,6 +96,14 @@ function origins(env: Env): string[] | '*' {
   });
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false (got "${env[name]}")`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -113,5 +123,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as LogLevel,
     trustProxy: proxies(env),
     corsOrigins: origins(env),
+    seedOnFirstStart: flag(env, 'SEED_ON_FIRST_START', true),
   };
 }

@@ -7,6 +7,7 @@ import { migrate } from './db/migrator.js';
 import { bufferedStdout, createLogger, errorFields } from './logger.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createApp } from './server.js';
+import { seedDemo } from './db/demo-data.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -21,10 +22,15 @@ try {
 
 const log = createLogger(config.logLevel, bufferedStdout());
 let db;
+let firstRun: { organization: string; key: string } | undefined;
 try {
   db = await openDatabase(config);
   const applied = await migrate(db.sql);
   log.info('database ready', { database: db.kind, migrations_applied: applied });
+  // A newcomer's first `npm start`: a fresh embedded folder gets the demo and a ready key,
+  // so nothing else has to run beside the server (which owns the folder). Never on
+  // PostgreSQL, whose first start is a deployment's, not a newcomer's.
+  if (db.kind === 'pglite' && config.seedOnFirstStart && applied.some((name) => name.endsWith('_init'))) firstRun = await seedDemo(db.prisma);
 } catch (error) {
   console.error(`Cannot start: ${(error as Error).message}`);
   await db?.close().catch(() => undefined);
@@ -49,6 +55,7 @@ server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info('listening', { host: config.host, port, database: db.kind });
+  if (firstRun) printWelcome(firstRun, `http://localhost:${port}`);
 });
 
 async function shutdown(signal: string) {
@@ -76,3 +83,25 @@ async function shutdown(signal: string) {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+
+/**
+ * The first start's key, for the person at the terminal: plain lines on standard error,
+ * apart from the JSON request log (which never carries a key).
+ */
+function printWelcome({ organization, key }: { organization: string; key: string }, base: string) {
+  console.error(
+    [
+      '',
+      `First start: the demo organization "${organization}" was created with sample data.`,
+      'Its API key (shown only this once; make more with the CLI or at /settings/api-keys):',
+      '',
+      `  ${key}`,
+      '',
+      `Try it:   curl -H "Authorization: Bearer ${key}" ${base}/v1/customers`,
+      `GraphiQL: ${base}/graphql (put the key in its Headers tab)`,
+      `API docs: ${base}/v1/docs`,
+      'This happens only on a fresh embedded data folder; SEED_ON_FIRST_START=false turns it off.',
+      '',
+    ].join('\n'),
+  );
+}

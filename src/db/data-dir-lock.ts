@@ -6,8 +6,9 @@ import { join, resolve } from 'node:path';
 export class DataDirLockedError extends Error {
   constructor(dataDir: string, pid: number) {
     super(
-      `The data folder ${resolve(dataDir)} is in use by another process (pid ${pid}). ` +
-        'Stop that process first, or set DATA_DIR to another folder, or use DATABASE_URL (PostgreSQL) to share one database.',
+      `The data folder ${resolve(dataDir)} is in use by another process (pid ${pid}), probably the server (npm start). ` +
+        'It printed an API key for the demo organization at its first start, and more keys can be made at /settings/api-keys. ' +
+        'To use this command, stop that process first, or set DATA_DIR to another folder, or use DATABASE_URL (PostgreSQL) to share one database.',
     );
     this.name = 'DataDirLockedError';
   }

@@ -6,7 +6,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test' };
-  return { ...base, LOG_LEVEL: 'info', ...env };
+  // Tests make their own data; only the first-run test asks for the demo.
+  return { ...base, LOG_LEVEL: 'info', SEED_ON_FIRST_START: 'false', ...env };
 }
 
 export interface RunningServer {

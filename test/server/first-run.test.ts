@@ -1,0 +1,65 @@
+// The README's first-run path, as a newcomer follows it: `npm start` on a fresh clone's
+// embedded data folder, then the printed key, curl line and GraphiQL address just work.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { call } from '../helpers/api.js';
+import { freshDatabase } from '../helpers/databases.js';
+import { runNpm, startNpm } from '../helpers/processes.js';
+
+describe('first run on the embedded default', () => {
+  it('npm start on a fresh folder creates the demo and prints a key that works; the CLI says what to do meanwhile', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'crm-first-run-'));
+    // As a newcomer has it: no DATABASE_URL, no SEED_ON_FIRST_START.
+    const server = await startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: '' });
+    try {
+      await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('GraphiQL:');
+      const key = /^\s+(svc_live_\w+)$/m.exec(server.output())![1]!;
+      const curl = /Try it:\s+curl -H "Authorization: Bearer (\S+)" (\S+)$/m.exec(server.output())!;
+      expect(curl[1]).toBe(key);
+      const port = new URL(server.url).port;
+      const customers = await call(curl[2]!.replace('localhost', '127.0.0.1').replace(/:\d+\//, `:${port}/`), { key });
+      expect(customers.status).toBe(200);
+      expect(customers.body.pagination.total).toBeGreaterThan(5);
+      const graphiql = await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } });
+      expect(graphiql.status).toBe(200);
+      expect(await graphiql.text()).toContain('GraphiQL');
+      // The key is never in a JSON log line.
+      expect(server.output().split('\n').filter((line) => line.startsWith('{') && line.includes(key))).toEqual([]);
+
+      // The seed in a second terminal meets a message that says what to do instead.
+      const seed = await runNpm('seed', [], { DATA_DIR: dataDir });
+      expect(seed.code).toBe(1);
+      expect(seed.stderr).toMatch(/in use by another process.*printed an API key/s);
+    } finally {
+      const code = await server.stop();
+      expect(code, server.output()).toBe(0);
+    }
+
+    // A second start of the same folder prints no new key.
+    const again = await startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: '' });
+    try {
+      expect(again.output()).not.toContain('First start');
+    } finally {
+      await again.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('never seeds PostgreSQL, and SEED_ON_FIRST_START=false turns it off', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'crm-first-run-'));
+    const postgres = await freshDatabase('postgres');
+    const servers = await Promise.all([
+      startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: 'false' }),
+      startNpm('start', { ...postgres.env, SEED_ON_FIRST_START: '' }),
+    ]);
+    try {
+      for (const server of servers) expect(server.output()).not.toContain('First start');
+    } finally {
+      for (const server of servers) await server.stop();
+      await postgres.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
