@@ -16,6 +16,7 @@ describe('configuration', () => {
       logLevel: 'info',
       trustProxy: 0,
       corsOrigins: '*',
+      seedOnFirstStart: true,
     });
   });
 
@@ -63,6 +64,7 @@ describe('configuration', () => {
     ['TRUST_PROXY', 'yes'],
     ['TRUST_PROXY', '11'],
     ['CORS_ORIGINS', 'app.example.com'],
+    ['SEED_ON_FIRST_START', 'maybe'],
     ['CORS_ORIGINS', 'https://app.example.com/path'],
   ])('refuses %s=%s, naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
