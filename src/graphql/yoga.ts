@@ -21,7 +21,9 @@ export interface ServerContext {
   inputErrors?: FieldError[];
 }
 
-const GRAPHIQL_EXAMPLE = `# Put your API key in the Headers tab below, then run this query.
+const GRAPHIQL_EXAMPLE = `# Welcome! The Docs button (top left) shows every type and field.
+# To run queries, put an API key in the Headers tab below: the first start of the embedded
+# default prints one; /settings/api-keys makes more. Then run this query with the play button.
 query NewestCustomers {
   customers(limit: 5) {
     data {
@@ -34,6 +36,32 @@ query NewestCustomers {
   invoiceSummary { status currency count totalAmount }
 }
 `;
+
+/**
+ * GraphiQL fetches the schema once, as the page opens, before a visitor has put a key in
+ * the Headers tab, so its docs stayed empty until re-fetched by hand. This fetches it again
+ * as soon as a (new) key appears in the headers editor.
+ */
+const SCHEMA_REFETCH_SCRIPT = `<script>
+(() => {
+  let seen = '';
+  setInterval(() => {
+    const editors = document.querySelectorAll('.graphiql-editor-tool .graphiql-editor');
+    const text = Array.from(editors, (editor) => editor.textContent || '').join(' ');
+    const key = (text.match(/svc_live_[A-Za-z0-9]{32}/) || [''])[0];
+    if (!key || key === seen) return;
+    seen = key;
+    const button = document.querySelector('[aria-label^="Re-fetch GraphQL schema"]');
+    if (button) button.click();
+  }, 500);
+})();
+</script>`;
+
+function withSchemaRefetch(html: string): string {
+  // The page's inline bundle may spell '</body>' too: insert before the last one.
+  const end = html.lastIndexOf('</body>');
+  return end < 0 ? html + SCHEMA_REFETCH_SCRIPT : html.slice(0, end) + SCHEMA_REFETCH_SCRIPT + html.slice(end);
+}
 
 /** A browser asking for the GraphiQL page rather than running an operation. */
 export function wantsGraphiQL(request: Request): boolean {
@@ -48,7 +76,7 @@ export function createGraphQL({ log, rateLimiter, tenants }: { log: Logger; rate
     landingPage: false,
     // The bundled GraphiQL works without access to a CDN; it is large, so it is loaded on
     // the first visit rather than at start.
-    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    renderGraphiQL: async (options) => withSchemaRefetch((await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options)),
     graphiql: {
       title: 'CRM GraphQL explorer',
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
@@ -66,3 +94,4 @@ export function createGraphQL({ log, rateLimiter, tenants }: { log: Logger; rate
 }
 
 export type GraphQLServer = ReturnType<typeof createGraphQL>;
+

@@ -23,6 +23,9 @@ describe('GraphiQL for analysts', () => {
     page.on('requestfailed', (request) => blocked.push(request.url()));
     await page.goto(`${api.url}/graphql`);
     await page.waitForSelector('.graphiql-container', { timeout: 30_000 });
+    // The page greets the visitor with what to do; nothing internal shows.
+    const greeting = (await page.locator('.graphiql-query-editor').textContent())!.replace(/\s+/g, ' ');
+    expect(greeting).toContain('put an API key in the Headers tab');
 
     // The headers tab comes pre-filled with a placeholder; replace it with the real key.
     await page.getByRole('button', { name: /headers/i }).first().click();
@@ -31,6 +34,12 @@ describe('GraphiQL for analysts', () => {
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Delete');
     await page.keyboard.type(`{"Authorization": "Bearer ${api.keys.analyst}"`);
+
+    // The docs explorer fills in once the key is there, without a manual re-fetch.
+    await page.getByRole('button', { name: /show documentation explorer/i }).click();
+    await expect.poll(async () => page.locator('.graphiql-doc-explorer').textContent(), { timeout: 20_000 }).toMatch(/Query/);
+    await page.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().click();
+    await expect.poll(async () => page.locator('.graphiql-doc-explorer').textContent(), { timeout: 10_000 }).toContain('customers');
 
     await page.locator('.graphiql-execute-button').click();
     const result = page.locator('.graphiql-response');
