@@ -15,6 +15,7 @@ import {
 } from 'graphql';
 import { SCOPES } from '../auth/scopes.js';
 import { ERRORS, type ErrorCode } from '../errors.js';
+import { MAX_SEARCH } from '../schema/customer.js';
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
 import { snakeCase } from './names.js';
 import type { Route } from './routes.js';
@@ -69,8 +70,9 @@ function inputSchema(type: GraphQLInputObjectType): JsonSchema {
       ? { type: 'array', items: isInputObjectType(named) ? inputSchema(named) : leafSchema(named) }
       : leafSchema(field.type);
     if (field.description) schema.description = field.description;
+    // Optional fields take null as well as absence (null clears them).
     if (isNonNullType(field.type)) required.push(snakeCase(field.name));
-    properties[snakeCase(field.name)] = schema;
+    properties[snakeCase(field.name)] = isNonNullType(field.type) ? schema : nullable(schema);
   }
   return { type: 'object', properties, required, additionalProperties: false };
 }
@@ -78,8 +80,35 @@ function inputSchema(type: GraphQLInputObjectType): JsonSchema {
 /** The errors every operation may answer, described from the one error table. */
 const COMMON_ERRORS: ErrorCode[] = ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'];
 
-function problemRef(description: string) {
-  return { description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+/** Response headers, described once in components.headers. */
+const HEADERS = {
+  'X-Request-Id': { description: 'The request id (the client\'s own, if it sent a sane one); also in every problem document and log line.', schema: { type: 'string' } },
+  'RateLimit-Limit': { description: 'Requests allowed per window for this API key.', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the window has room again.', schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+  Location: { description: 'Path of the new record.', schema: { type: 'string' } },
+  'Idempotent-Replayed': { description: 'Present (`true`) when this is the stored answer to an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  'WWW-Authenticate': { description: 'The authentication scheme: `Bearer`.', schema: { type: 'string' } },
+} as const;
+
+type HeaderName = keyof typeof HEADERS;
+const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const RATE: HeaderName[] = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+/** The headers each error status carries besides X-Request-Id. */
+const ERROR_HEADERS: Partial<Record<number, HeaderName[]>> = {
+  401: ['WWW-Authenticate'],
+  403: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+  429: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'],
+  503: ['Retry-After'],
+};
+
+function problemRef(description: string, status?: number) {
+  return {
+    description,
+    headers: headerRefs(['X-Request-Id', ...((status && ERROR_HEADERS[status]) || [])]),
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+  };
 }
 
 export function openApiDocument(routes: Route[]) {
@@ -112,7 +141,7 @@ export function openApiDocument(routes: Route[]) {
     const name = route.resource.type;
     schemas[name] ??= recordSchema(route.record, route.resource.embedded);
     const ref = { $ref: `#/components/schemas/${name}` };
-    const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description)]));
+    const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description, ERRORS[code].status)]));
     let operation: Record<string, unknown>;
     if (route.kind === 'list') {
       operation = {
@@ -132,11 +161,14 @@ export function openApiDocument(routes: Route[]) {
                   ? { type: 'string', enum: ['all', ...p.values!], default: 'all' }
                   : p.kind === 'id'
                     ? { type: 'string', format: 'uuid' }
-                    : { type: 'string' },
+                    : p.name === 'search'
+                      ? { type: 'string', maxLength: MAX_SEARCH }
+                      : { type: 'string' },
         })),
         responses: {
           200: {
             description: `A page of ${route.resource.path}.`,
+            headers: headerRefs(RATE),
             content: {
               'application/json': {
                 schema: {
@@ -154,10 +186,10 @@ export function openApiDocument(routes: Route[]) {
       operation = {
         operationId: `get${name}`,
         summary: `Get one ${name.toLowerCase()}`,
-        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        parameters: [{ name: 'id', in: 'path', required: true, description: `The ${name.toLowerCase()}'s id (a UUID); any other value is a 404.`, schema: { type: 'string', format: 'uuid' } }],
         responses: {
-          200: { description: `The ${name.toLowerCase()}.`, content: { 'application/json': { schema: ref } } },
-          404: problemRef(ERRORS.NOT_FOUND.description),
+          200: { description: `The ${name.toLowerCase()}.`, headers: headerRefs(RATE), content: { 'application/json': { schema: ref } } },
+          404: problemRef(ERRORS.NOT_FOUND.description, 404),
           ...errors,
         },
       };
@@ -180,11 +212,15 @@ export function openApiDocument(routes: Route[]) {
         responses: {
           201: {
             description: `The created ${name.toLowerCase()}.`,
-            headers: { Location: { description: 'Path of the new record.', schema: { type: 'string' } } },
+            headers: headerRefs([...RATE, 'Location', 'Idempotent-Replayed']),
             content: { 'application/json': { schema: ref } },
           },
-          413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description),
-          415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description),
+          409: {
+            ...problemRef('A request with the same Idempotency-Key is still running: retry after `Retry-After` seconds to get its answer. Without `Retry-After`, that first request never finished and its outcome is unknown.'),
+            headers: headerRefs(['X-Request-Id', 'Retry-After', ...RATE.slice(1)]),
+          },
+          413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413),
+          415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415),
           ...errors,
         },
       };
@@ -208,6 +244,7 @@ export function openApiDocument(routes: Route[]) {
     paths,
     components: {
       schemas,
+      headers: HEADERS,
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer svc_live_...`.' } },
     },
   };

@@ -20,7 +20,7 @@ export const Customer = builder.prismaObject('Customer', {
   }),
 });
 
-const MAX_SEARCH = 200;
+export const MAX_SEARCH = 200;
 
 /** Case-insensitive substring of name or e-mail (backed by trigram indexes). */
 export function customerSearch(search: string | null | undefined) {

@@ -70,6 +70,24 @@ describe('OpenAPI document', () => {
     expect(document.paths['/invoices'].get.parameters.find((p: { name: string }) => p.name === 'status').schema.enum).toEqual(['all', 'draft', 'sent', 'paid']);
   });
 
+  it('real responses carry the headers the document declares', async () => {
+    const client = rest(api, api.keys.acme!);
+    const checks: Array<[string, string, number, Headers]> = [];
+    const created = await client.post('/customers', { name: 'Headers' });
+    checks.push(['/customers', 'post', 201, created.headers]);
+    checks.push(['/customers', 'get', 200, (await client.get('/customers')).headers]);
+    checks.push(['/customers/{id}', 'get', 200, (await client.get(`/customers/${created.body.id}`)).headers]);
+    checks.push(['/customers', 'get', 401, (await call(`${api.url}/v1/customers`)).headers]);
+    for (const [path, method, status, headers] of checks) {
+      const declared = Object.keys(document.paths[path][method].responses[status].headers ?? {});
+      expect(declared.length, `${method} ${path} ${status}`).toBeGreaterThan(0);
+      // Idempotent-Replayed is present on replays only.
+      for (const name of declared.filter((h) => h !== 'Idempotent-Replayed')) expect(headers.has(name), `${method} ${path} ${status}: ${name}`).toBe(true);
+    }
+    expect(document.paths['/customers'].get.parameters.find((p: { name: string }) => p.name === 'search').schema.maxLength).toBe(200);
+    expect(document.paths['/customers/{id}'].get.parameters[0]).toMatchObject({ description: expect.any(String), schema: { format: 'uuid' } });
+  });
+
   it('real responses of every route match their documented schemas', async () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     formats.default(ajv);
