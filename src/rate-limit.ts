@@ -9,6 +9,7 @@ import { standing, type Charge, type Policy } from './rate-limit/allowance.js';
 import { MemoryCounter } from './rate-limit/memory.js';
 import { RedisCounter } from './rate-limit/redis.js';
 
+/** How long a request waits for Redis before the breaker opens. */
 const COMMAND_TIMEOUT_MS = 500;
 
 export interface RateState {
@@ -42,7 +43,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
   const policy: Policy = { max, windowMs: windowSeconds * 1000 };
   const memory = new MemoryCounter(policy);
   const redis = redisUrl
-    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: 2000 })
+    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;
   redis?.on('error', () => undefined); // reported below, once per outage
   const shared = redis && new RedisCounter(redis, policy, redisKeyPrefix);
@@ -59,6 +60,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
   function open(error: unknown) {
     if (prober) return;
     log.warn("Redis is unreachable: counting rate limits in this instance's memory until it returns", { error: (error as Error).message });
+    // One probe at a time: while Redis hangs, its PING waits, and its answer ends the outage.
     let probing = false;
     prober = setInterval(() => {
       if (probing) return;
@@ -79,7 +81,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
     if (connecting) await connecting;
     if (shared && !prober) {
       try {
-        return await shared.charge(identity, units);
+        return await shared.charge(identity, units, COMMAND_TIMEOUT_MS);
       } catch (error) {
         open(error);
       }

@@ -45,8 +45,22 @@ export class RedisCounter {
     this.redis = redis as Charging;
   }
 
-  async charge(identity: string, units: number): Promise<Charge> {
-    const [admitted, level] = await this.redis.rateLimitCharge(this.prefix + identity, this.policy.max, this.policy.windowMs * 1000, units);
+  /** Rejects when Redis has not answered in `timeoutMs`. */
+  async charge(identity: string, units: number, timeoutMs: number): Promise<Charge> {
+    const [admitted, level] = await deadline(this.redis.rateLimitCharge(this.prefix + identity, this.policy.max, this.policy.windowMs * 1000, units), timeoutMs);
     return { admitted: admitted === 1, level: Number(level) };
   }
+}
+
+/**
+ * `promise`, or a rejection after `ms`. Unlike ioredis's commandTimeout, a busy event loop is
+ * not taken for a slow Redis: timers run before the loop reads its sockets, so the verdict
+ * waits one turn (setImmediate runs after the reads), and a reply already received wins.
+ */
+function deadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer in ${ms} ms`))), ms);
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }

@@ -3,6 +3,7 @@ import { call, makeKeys, startApi, type Api } from '../helpers/api.js';
 import { freshDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { startStallingProxy } from './stalling-proxy.js';
 
 const REDIS = { host: '127.0.0.1', port: 6379 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,11 +71,35 @@ describe('requests without a valid key', () => {
 });
 
 describe('rate limits shared through Redis', () => {
+  it('two server processes admit exactly the limit out of 300 concurrent requests', async () => {
+    const db = await freshDatabase('postgres');
+    // Keys are UUIDs made for this run, so their Redis counts never meet another run's.
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    // Straight to Redis (a proxy in this busy test process would slow it past its timeout);
+    // a window long enough that the burst cannot outlast the refill of one unit (180 s).
+    const env = { ...db.env, REDIS_URL: `redis://${REDIS.host}:${REDIS.port}`, RATE_LIMIT_MAX: '20', RATE_LIMIT_WINDOW_SECONDS: '3600' };
+    const [one, two] = await Promise.all([startServer(env), startServer(env)]);
+    try {
+      const burst = await Promise.all(Array.from({ length: 300 }, (_, i) => call(`${(i % 2 ? one : two).url}/v1/customers`, { key })));
+      const admitted = burst.filter((r) => r.status === 200);
+      expect(admitted).toHaveLength(20);
+      expect(burst.filter((r) => r.status === 429)).toHaveLength(280);
+      expect(new Set(admitted.map((r) => r.headers.get('ratelimit-remaining')))).toEqual(new Set(Array.from({ length: 20 }, (_, i) => String(i))));
+      for (const r of burst.filter((r) => r.status === 429)) expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(one.output() + two.output()).not.toContain('Redis is unreachable');
+    } finally {
+      await one.stop();
+      await two.stop();
+      await db.drop();
+    }
+  });
+
   it('two server processes share one allowance, and survive Redis going away', async () => {
     const db = await freshDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const proxy = await startTcpProxy(REDIS.host, REDIS.port);
-    const env = { ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '6', RATE_LIMIT_WINDOW_SECONDS: '60' };
+    // Six an hour: no unit comes back during the test.
+    const env = { ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '6', RATE_LIMIT_WINDOW_SECONDS: '3600' };
     const [one, two] = await Promise.all([startServer(env), startServer(env)]);
     try {
       const statuses: number[] = [];
@@ -93,10 +118,53 @@ describe('rate limits shared through Redis', () => {
       // Redis returns: the shared count (still over the limit) applies again.
       proxy.restore();
       await expect.poll(async () => (await call(`${one.url}/v1/customers`, { key })).status, { timeout: 10_000, interval: 300 }).toBe(429);
-      expect(one.output()).toContain('shared through Redis again');
+      await expect.poll(() => one.output()).toContain('shared through Redis again');
     } finally {
       await one.stop();
       await two.stop();
+      await proxy.close();
+      await db.drop();
+    }
+  });
+
+  it('while Redis hangs, only the first request waits for it; the others are counted in memory at once, until Redis answers again', async () => {
+    const db = await freshDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const proxy = await startStallingProxy(REDIS.host, REDIS.port);
+    // At 100,000 a day the allowance refills about one unit a second, so the counts below
+    // tell Redis's (a few units) from memory's (twenty) apart.
+    const server = await startServer({ ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_WINDOW_SECONDS: '86400' });
+    const timed = async () => {
+      const begun = performance.now();
+      const response = await call(`${server.url}/v1/customers`, { key });
+      return { status: response.status, limit: response.headers.get('ratelimit-limit'), remaining: Number(response.headers.get('ratelimit-remaining')), ms: performance.now() - begun };
+    };
+    const count = (text: string) => server.output().split(text).length - 1;
+    try {
+      expect(await timed()).toMatchObject({ status: 200, limit: '100000', remaining: 99_999 });
+      expect(await timed()).toMatchObject({ status: 200 }); // Redis holds 2 units
+
+      proxy.stall();
+      const first = await timed();
+      expect(first).toMatchObject({ status: 200, remaining: 99_999 }); // memory's own count begins
+      expect(first.ms).toBeGreaterThanOrEqual(450); // it waited for Redis's command timeout (500 ms)
+      await expect.poll(() => count('Redis is unreachable')).toBe(1);
+      let last = first;
+      for (let i = 2; i <= 20; i++) {
+        last = await timed();
+        expect(last.status).toBe(200);
+        expect(last.ms).toBeLessThan(450); // no wait for Redis
+      }
+      expect(last.remaining).toBeLessThanOrEqual(99_990); // memory counted them
+
+      // Redis answers again (the held bytes arrive, the timed-out charge among them): the
+      // background probe returns counting to Redis, whose count (2 or 3) is below memory's.
+      proxy.resume();
+      await expect.poll(async () => (await timed()).remaining, { timeout: 10_000, interval: 200 }).toBeGreaterThanOrEqual(99_996);
+      await expect.poll(() => count('shared through Redis again')).toBe(1);
+      expect(count('Redis is unreachable')).toBe(1);
+    } finally {
+      await server.stop();
       await proxy.close();
       await db.drop();
     }
