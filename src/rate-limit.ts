@@ -11,6 +11,8 @@ import { RedisCounter } from './rate-limit/redis.js';
 
 /** How long a request waits for Redis before the breaker opens. */
 const COMMAND_TIMEOUT_MS = 500;
+/** How often Redis is probed while the limiter counts in memory. */
+const PROBE_MS = 1000;
 
 export interface RateState {
   limit: number;
@@ -34,12 +36,10 @@ export interface RateLimitOptions {
   redisUrl?: string;
   /** Prefix of the Redis keys (one per identity). */
   redisKeyPrefix?: string;
-  /** How often Redis is probed while the limiter counts in memory. */
-  probeMs?: number;
   log: Logger;
 }
 
-export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix = 'rate-limit:', probeMs = 1000, log }: RateLimitOptions): RateLimiter {
+export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix = 'rate-limit:', log }: RateLimitOptions): RateLimiter {
   const policy: Policy = { max, windowMs: windowSeconds * 1000 };
   const memory = new MemoryCounter(policy);
   const redis = redisUrl
@@ -74,7 +74,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
         })
         .catch(() => undefined)
         .finally(() => (probing = false));
-    }, probeMs).unref();
+    }, PROBE_MS).unref();
   }
 
   async function count(identity: string, units: number): Promise<Charge> {
