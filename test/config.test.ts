@@ -58,7 +58,7 @@ describe('configuration', () => {
     ['DATABASE_POOL_SIZE', '0'],
     ['RATE_LIMIT_MAX', '0'],
     ['RATE_LIMIT_MAX', '1.5'],
-    ['RATE_LIMIT_MAX', '10001'],
+    ['RATE_LIMIT_MAX', '9007199254740992'],
     ['RATE_LIMIT_WINDOW_SECONDS', 'ten'],
     ['LOG_LEVEL', 'loud'],
     ['TRUST_PROXY', 'yes'],

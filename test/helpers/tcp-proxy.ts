@@ -6,15 +6,12 @@ export interface TcpProxy {
   port: number;
   /** Drops every open connection and refuses new ones. */
   cut(): void;
-  /** Keeps connections open but forwards nothing: a peer that hangs. */
-  hang(): void;
   restore(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let up = true;
-  let hung = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (!up) return client.destroy();
@@ -24,8 +21,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       s.on('close', () => sockets.delete(s));
       s.on('error', () => undefined);
     }
-    client.on('data', (chunk) => hung || upstream.write(chunk));
-    upstream.on('data', (chunk) => hung || client.write(chunk));
+    client.pipe(upstream).pipe(client);
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -37,13 +33,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   return {
     port: (server.address() as net.AddressInfo).port,
     cut,
-    hang: () => {
-      hung = true;
-    },
     restore: () => {
-      // Connections that hung lost bytes midway: they are dropped, and clients reconnect.
-      if (hung) for (const s of sockets) s.destroy();
-      hung = false;
       up = true;
     },
     close: () => {
