@@ -1,5 +1,5 @@
 import type { Auth } from './auth/authenticate.js';
-import type { Admission } from './graphql/rate-units.js';
+import type { Admission } from './auth/admission.js';
 import type { TenantClient } from './db/tenant.js';
 import type { Logger } from './logger.js';
 import type { FieldError } from './errors.js';

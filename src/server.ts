@@ -73,7 +73,7 @@ export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = 
   async function rest(request: Request, url: URL, requestId: string, address: string, logFields: Fields): Promise<Response | undefined> {
     const match = matchRest(request.method, url.pathname);
     if (match.kind === 'not-found') return undefined;
-    if (match.kind === 'document') return match.respond();
+    if (match.kind === 'reference') return match.respond();
     if (match.kind === 'method-not-allowed') {
       const detail = `${request.method} is not allowed here; use ${match.allow.join(' or ')}.`;
       return problemResponse(apiError('METHOD_NOT_ALLOWED', detail, { headers: { Allow: match.allow.join(', ') } }), requestId);

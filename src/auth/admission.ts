@@ -4,11 +4,16 @@
 import type { GraphQLError } from 'graphql';
 import { apiError } from '../errors.js';
 import { safeError } from '../graphql/error-policy.js';
-import type { Admission } from '../graphql/rate-units.js';
 import type { Fields, Logger } from '../logger.js';
-import { rateLimitHeaders, type RateLimiter } from '../rate-limit.js';
+import { rateLimitHeaders, type RateLimiter, type RateState } from '../rate-limit.js';
 import type { Response } from '../http/fetch.js';
 import type { Authenticator, Auth } from './authenticate.js';
+
+export interface Admission {
+  auth: Auth;
+  /** The key's latest standing; updated when an operation is charged extra units. */
+  rate: RateState;
+}
 
 export type Admit = (request: Request, requestId: string, clientAddress: string, logFields: Fields) => Promise<Admission | GraphQLError>;
 

@@ -4,7 +4,7 @@ import { createApiKey } from '../auth/api-keys.js';
 import { SCOPES } from '../auth/scopes.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { EmailType, InvoiceStatus, JobStatus, QuoteStatus } from '../generated/prisma/enums.js';
-import { nextDocumentNumber } from '../domain/numbering.js';
+import { nextNumber } from '../domain/numbering.js';
 
 const ORGANIZATION = 'Demo Home Services';
 const FIRST = ['Ada', 'Grace', 'Alan', 'Katherine', 'Linus', 'Margaret', 'Tim', 'Barbara', 'Dennis', 'Frances', 'Ken', 'Radia'];
@@ -83,7 +83,7 @@ async function seedData(prisma: PrismaClient, organizationId: string) {
       await tx.estimate.create({
         data: {
           organizationId,
-          number: await nextDocumentNumber(tx, organizationId, 'estimate'),
+          number: await nextNumber(tx, organizationId, 'estimate'),
           customerId: customer.id,
           jobId: job.id,
           status: estimateStatus,
@@ -99,7 +99,7 @@ async function seedData(prisma: PrismaClient, organizationId: string) {
       await tx.invoice.create({
         data: {
           organizationId,
-          number: await nextDocumentNumber(tx, organizationId, 'invoice'),
+          number: await nextNumber(tx, organizationId, 'invoice'),
           customerId: customer.id,
           jobId: job.id,
           status: invoiceStatus,

@@ -3,12 +3,12 @@
 // so concurrent creates queue on it and can never hand out the same number twice.
 import type { Prisma } from '../generated/prisma/client.js';
 
-export type NumberedDocument = 'invoice' | 'estimate';
+export type NumberedRecord = 'invoice' | 'estimate';
 
-export async function nextDocumentNumber(
+export async function nextNumber(
   tx: Prisma.TransactionClient,
   organizationId: string,
-  kind: NumberedDocument,
+  kind: NumberedRecord,
 ): Promise<string> {
   const organization = await tx.organization.update({
     where: { id: organizationId },

@@ -11,7 +11,8 @@ import { schema } from '../schema/index.js';
 import { useCompiledExecution, useStandardExecution } from './compiled-execution.js';
 import { safeError, useErrorPolicy } from './error-policy.js';
 import { useQueryBounds } from './query-bounds.js';
-import { useRootFieldUnits, type Admission } from './rate-units.js';
+import type { Admission } from '../auth/admission.js';
+import { useRateLimitCharge } from './rate-limit-charge.js';
 
 export interface ServerContext {
   requestId: string;
@@ -82,7 +83,7 @@ export function createGraphQL({ log, rateLimiter, tenants }: { log: Logger; rate
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
       defaultQuery: GRAPHIQL_EXAMPLE,
     },
-    plugins: [useQueryBounds(), useRootFieldUnits(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log)],
+    plugins: [useQueryBounds(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log)],
     // Masking is the error policy's (error-policy.ts), which has the request id at hand.
     maskedErrors: false,
     context: ({ requestId, admission, inputErrors }) => {

@@ -11,7 +11,7 @@ export const ROUTES = buildRoutes(schema);
 
 export type RestMatch =
   | { kind: 'route'; route: Route; base: string; id?: string }
-  | { kind: 'document'; respond: () => Response }
+  | { kind: 'reference'; respond: () => Response }
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
@@ -24,12 +24,12 @@ export function matchRest(method: string, pathname: string): RestMatch {
   if (rest === '/openapi.json') {
     if (method !== 'GET' && method !== 'HEAD') return { kind: 'method-not-allowed', allow: ['GET'] };
     openApiJson ??= JSON.stringify(openApiDocument(ROUTES));
-    return { kind: 'document', respond: () => new Response(openApiJson, { headers: { 'content-type': 'application/json' } }) };
+    return { kind: 'reference', respond: () => new Response(openApiJson, { headers: { 'content-type': 'application/json' } }) };
   }
   if (rest === '/docs' || rest.startsWith('/docs/')) {
     if (method !== 'GET' && method !== 'HEAD') return { kind: 'method-not-allowed', allow: ['GET'] };
     const response = docsResponse(base, rest);
-    return response ? { kind: 'document', respond: () => response } : { kind: 'not-found' };
+    return response ? { kind: 'reference', respond: () => response } : { kind: 'not-found' };
   }
   const segments = rest.split('/').slice(1);
   if (segments.length < 1 || segments.length > 2 || segments.some((s) => s === '')) return { kind: 'not-found' };

@@ -1,6 +1,6 @@
 import { builder } from './builder.js';
 import { QuoteStatusEnum } from './enums.js';
-import { defineDocumentCreate } from './documents.js';
+import { defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
 
@@ -36,4 +36,4 @@ defineResource(Estimate, {
   moves: quoteMoves('Estimate', { send: ['issuedAt'] }),
 });
 
-defineDocumentCreate({ type: 'Estimate', scope: 'estimates:write', date: 'validUntil' });
+defineBillingCreate({ type: 'Estimate', scope: 'estimates:write', date: 'validUntil' });

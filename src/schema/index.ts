@@ -4,7 +4,7 @@ import './service.js';
 import './customer.js';
 import './job.js';
 import './email.js';
-import './documents.js';
+import './line-items.js';
 import './invoice.js';
 import './estimate.js';
 import './proposal.js';

@@ -1,7 +1,7 @@
 import type { InvoiceStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { InvoiceStatusEnum } from './enums.js';
-import { defineDocumentCreate } from './documents.js';
+import { defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import type { Move } from './transitions.js';
 
@@ -40,4 +40,4 @@ defineResource(Invoice, {
   } satisfies Record<string, Move<InvoiceStatus>>,
 });
 
-defineDocumentCreate({ type: 'Invoice', scope: 'invoices:write', date: 'dueDate', rest: 'invoices' });
+defineBillingCreate({ type: 'Invoice', scope: 'invoices:write', date: 'dueDate', rest: 'invoices' });

@@ -3,18 +3,12 @@
 // request cannot multiply a key's allowance. A REST request runs one root field: one unit.
 import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Auth } from '../auth/authenticate.js';
+import type { Admission } from '../auth/admission.js';
 import { apiError } from '../errors.js';
-import { rateLimitHeaders, type RateLimiter, type RateState } from '../rate-limit.js';
+import { rateLimitHeaders, type RateLimiter } from '../rate-limit.js';
 import { rootFieldKeys } from './query-bounds.js';
 
-export interface Admission {
-  auth: Auth;
-  /** The key's latest standing; updated when an operation is charged extra units. */
-  rate: RateState;
-}
-
-export function useRootFieldUnits(rateLimiter: RateLimiter): Plugin<{ admission: Admission }> {
+export function useRateLimitCharge(rateLimiter: RateLimiter): Plugin<{ admission: Admission }> {
   return {
     async onExecute({ args, setResultAndStopExecution }) {
       const admission = (args.contextValue as { admission: Admission }).admission;

@@ -1,8 +1,8 @@
-// What invoices and estimates share: line items (input, checks, totals) and the create,
-// which checks the input and numbers the document in one transaction.
+// What invoices and estimates (the billing records) share: line items (input, checks,
+// totals) and the create, which checks the input and numbers the record in one transaction.
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
-import { nextDocumentNumber, type NumberedDocument } from '../domain/numbering.js';
+import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
 import { builder } from './builder.js';
 import { requireReference } from './references.js';
 import { restCreate } from './resource.js';
@@ -64,7 +64,7 @@ export function checkLineItems(check: InputCheck, items: readonly LineItemInputS
   return { lines, totalAmount };
 }
 
-interface DocumentInput {
+interface BillingInput {
   customerId?: string | number | null;
   jobId?: string | number | null;
   currency?: string | null;
@@ -72,7 +72,7 @@ interface DocumentInput {
 }
 
 /** Checks a new invoice's or estimate's input; throws a BAD_REQUEST listing every fault. */
-export async function checkDocumentInput({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, input: DocumentInput) {
+export async function checkBillingInput({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, input: BillingInput) {
   const check = new InputCheck(inputErrors);
   const customerId = check.id('customerId', input.customerId as string | null | undefined);
   const jobId = check.id('jobId', input.jobId as string | null | undefined, { required: false });
@@ -84,18 +84,18 @@ export async function checkDocumentInput({ prisma, inputErrors }: Pick<Context, 
   return { customerId: customerId!, jobId, currency, totalAmount, lineItems: { createMany: { data: lines } } };
 }
 
-interface DocumentCreate {
+interface BillingCreate {
   type: 'Invoice' | 'Estimate';
   scope: Scope;
-  /** The document's own date: an invoice's `dueDate`, an estimate's `validUntil`. */
+  /** The record's own date: an invoice's `dueDate`, an estimate's `validUntil`. */
   date: 'dueDate' | 'validUntil';
   /** REST path of `POST /v1/{path}`, where REST offers the create. */
   rest?: string;
 }
 
 /** `create<Type>(input)`: a draft with the organization's next number. */
-export function defineDocumentCreate({ type, scope, date, rest }: DocumentCreate): void {
-  const kind = type.toLowerCase() as NumberedDocument;
+export function defineBillingCreate({ type, scope, date, rest }: BillingCreate): void {
+  const kind = type.toLowerCase() as NumberedRecord;
   const Input = builder.inputType(`Create${type}Input`, {
     fields: (t) => ({
       customerId: t.id({ required: true, description: 'A customer of this organization.' }),
@@ -114,11 +114,11 @@ export function defineDocumentCreate({ type, scope, date, rest }: DocumentCreate
       extensions: rest ? restCreate(rest) : undefined,
       args: { input: t.arg({ type: Input, required: true }) },
       resolve: async (query, _root, { input }, ctx) => {
-        const checked = await checkDocumentInput(ctx, input as DocumentInput);
+        const checked = await checkBillingInput(ctx, input as BillingInput);
         const organizationId = ctx.auth.organizationId;
         const day = (input as Record<string, Date | null | undefined>)[date] ?? null;
         return ctx.prisma.$transaction(async (tx) => {
-          const data = { ...checked, organizationId, number: await nextDocumentNumber(tx, organizationId, kind), [date]: day };
+          const data = { ...checked, organizationId, number: await nextNumber(tx, organizationId, kind), [date]: day };
           const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
           return model.create({ ...query, data }) as never;
         });
