@@ -135,4 +135,18 @@ describe.each(DB_KINDS)('GraphQL errors on %s', (kind) => {
     const { invoiceSummary } = await gql(api, key, '{ invoiceSummary { currency count totalAmount } }');
     expect(invoiceSummary).toContainEqual({ currency: 'JPY', count: 3, totalAmount: '6442450941' });
   });
+
+  it('a write-only key sees the record its own transition moved, and nothing else of the resource', async () => {
+    const customerId = (await gql(api, key, '{ customers(limit: 1) { data { id } } }')).customers.data[0].id;
+    const created = await call(`${api.url}/graphql`, {
+      method: 'POST',
+      key: api.keys.writeOnly!,
+      json: { query: 'mutation($c: ID!) { createJob(input: { customerId: $c, title: "Paint" }) { id } }', variables: { c: customerId } },
+    });
+    const id = created.body.data.createJob.id;
+    const moved = await call(`${api.url}/graphql`, { method: 'POST', key: api.keys.writeOnly!, json: { query: 'mutation($id: ID!) { startJob(id: $id) { id status } }', variables: { id } } });
+    expect(moved.body).toEqual({ data: { startJob: { id, status: 'in_progress' } } });
+    expect((await call(`${api.url}/v1/jobs/${id}`, { key: api.keys.writeOnly! })).status).toBe(403);
+    expect((await call(`${api.url}/v1/jobs`, { key: api.keys.writeOnly! })).status).toBe(403);
+  });
 });

@@ -73,4 +73,25 @@ describe('a database outage', () => {
       await db.drop();
     }
   });
+
+  it('a flood of wildcard-heavy searches from one organization leaves another served', async () => {
+    const db = await freshDatabase('postgres');
+    const keys = await makeKeys(db, { noisy: { org: 'Noisy' }, quiet: { org: 'Quiet' } });
+    const server = await startServer({ ...db.env, DATABASE_POOL_SIZE: '4', RATE_LIMIT_MAX: '1000' });
+    try {
+      const seed = Array.from({ length: 50 }, (_, i) => call(`${server.url}/v1/customers`, { method: 'POST', key: keys.noisy, json: { name: `Customer ${i} %_%` } }));
+      await Promise.all(seed);
+      const flood = Array.from({ length: 40 }, () => call(`${server.url}/v1/customers?search=${encodeURIComponent('%_%_%_%_%_%_%')}`, { key: keys.noisy }));
+      const quiet = await call(`${server.url}/v1/customers`, { key: keys.quiet });
+      expect(quiet.status).toBe(200);
+      const answers = await Promise.all(flood);
+      expect(answers.every((a) => a.status === 200 || a.status === 503)).toBe(true);
+      // Wildcards are literal: only names holding that very text match.
+      expect(answers.find((a) => a.status === 200)!.body.pagination.total).toBe(0);
+      expect(server.output()).not.toContain('"level":"error"');
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  });
 });
