@@ -80,10 +80,10 @@ function inputSchema(type: GraphQLInputObjectType): JsonSchema {
 /** The errors every operation may answer, described from the one error table. */
 const COMMON_ERRORS: ErrorCode[] = ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'];
 
-/** Response headers, described once in components.headers. */
+/** The response headers a client relies on, each described once. */
 const HEADERS = {
   'X-Request-Id': { description: 'The request id (the client\'s own, if it sent a sane one); also in every problem document and log line.', schema: { type: 'string' } },
-  'RateLimit-Limit': { description: 'Requests allowed per window for this API key.', schema: { type: 'integer' } },
+  'RateLimit-Limit': { description: 'Requests allowed per window for this API key.', schema: { type: 'integer', minimum: 1 } },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
   'RateLimit-Reset': { description: 'Seconds until the window has room again.', schema: { type: 'integer', minimum: 0 } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
@@ -93,20 +93,52 @@ const HEADERS = {
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
-const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
-const RATE: HeaderName[] = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
-/** The headers each error status carries besides X-Request-Id. */
-const ERROR_HEADERS: Partial<Record<number, HeaderName[]>> = {
-  401: ['WWW-Authenticate'],
-  403: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
-  429: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'],
-  503: ['Retry-After'],
+const RATE: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+
+/**
+ * The headers each status carries besides X-Request-Id (on every response): `always`, or
+ * only `sometimes`. Every response to a counted API key says where the key stands; refusals
+ * that can come before the key is counted (a bad Host, a failing database) may not.
+ */
+const ANSWER_HEADERS: Record<number, { always?: HeaderName[]; sometimes?: HeaderName[] }> = {
+  200: { always: RATE },
+  201: { always: [...RATE, 'Location'], sometimes: ['Idempotent-Replayed'] },
+  400: { sometimes: RATE },
+  401: { always: ['WWW-Authenticate'] },
+  403: { always: RATE },
+  404: { always: RATE },
+  // Retry-After only while the first request with the Idempotency-Key is still running.
+  409: { always: RATE, sometimes: ['Retry-After'] },
+  413: { always: RATE },
+  415: { always: RATE },
+  429: { always: [...RATE, 'Retry-After'] },
+  500: { sometimes: RATE },
+  503: { always: ['Retry-After'], sometimes: RATE },
 };
 
-function problemRef(description: string, status?: number) {
+/**
+ * A status's headers. Required ones refer to components.headers (where every header is
+ * required); optional ones are written out, since a reference cannot unset `required`.
+ */
+function answerHeaders(status: number) {
+  const { always = [], sometimes = [] } = ANSWER_HEADERS[status] ?? {};
+  return Object.fromEntries([
+    ...['X-Request-Id' as const, ...always].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+    ...sometimes.map((name) => [name, HEADERS[name]]),
+  ]);
+}
+
+/** Headers that some status always carries, shared in components.headers. */
+const SHARED_HEADERS = Object.fromEntries(
+  (Object.keys(HEADERS) as HeaderName[])
+    .filter((name) => name === 'X-Request-Id' || Object.values(ANSWER_HEADERS).some(({ always }) => always?.includes(name)))
+    .map((name) => [name, { ...HEADERS[name], required: true }]),
+);
+
+function problemRef(description: string, status: number) {
   return {
     description,
-    headers: headerRefs(['X-Request-Id', ...((status && ERROR_HEADERS[status]) || [])]),
+    headers: answerHeaders(status),
     content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
   };
 }
@@ -168,7 +200,7 @@ export function openApiDocument(routes: Route[]) {
         responses: {
           200: {
             description: `A page of ${route.resource.path}.`,
-            headers: headerRefs(RATE),
+            headers: answerHeaders(200),
             content: {
               'application/json': {
                 schema: {
@@ -188,7 +220,7 @@ export function openApiDocument(routes: Route[]) {
         summary: `Get one ${name.toLowerCase()}`,
         parameters: [{ name: 'id', in: 'path', required: true, description: `The ${name.toLowerCase()}'s id (a UUID); any other value is a 404.`, schema: { type: 'string', format: 'uuid' } }],
         responses: {
-          200: { description: `The ${name.toLowerCase()}.`, headers: headerRefs(RATE), content: { 'application/json': { schema: ref } } },
+          200: { description: `The ${name.toLowerCase()}.`, headers: answerHeaders(200), content: { 'application/json': { schema: ref } } },
           404: problemRef(ERRORS.NOT_FOUND.description, 404),
           ...errors,
         },
@@ -212,13 +244,13 @@ export function openApiDocument(routes: Route[]) {
         responses: {
           201: {
             description: `The created ${name.toLowerCase()}.`,
-            headers: headerRefs([...RATE, 'Location', 'Idempotent-Replayed']),
+            headers: answerHeaders(201),
             content: { 'application/json': { schema: ref } },
           },
-          409: {
-            ...problemRef('A request with the same Idempotency-Key is still running: retry after `Retry-After` seconds to get its answer. Without `Retry-After`, that first request never finished and its outcome is unknown.'),
-            headers: headerRefs(['X-Request-Id', 'Retry-After', ...RATE.slice(1)]),
-          },
+          409: problemRef(
+            'A request with the same Idempotency-Key is still running: retry after `Retry-After` seconds to get its answer. Without `Retry-After`, that first request never finished and whether it took effect is unknown: look for its record before sending it again with a new key.',
+            409,
+          ),
           413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413),
           415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415),
           ...errors,
@@ -244,7 +276,7 @@ export function openApiDocument(routes: Route[]) {
     paths,
     components: {
       schemas,
-      headers: HEADERS,
+      headers: SHARED_HEADERS,
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer svc_live_...`.' } },
     },
   };

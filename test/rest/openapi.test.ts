@@ -6,20 +6,68 @@ import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, gql, rest, startApi, type Api } from '../helpers/api.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { fingerprint } from '../../src/http/idempotency.js';
+import { call, gql, rest, startApi, type Api, type JsonResponse } from '../helpers/api.js';
 
 const run = promisify(execFile);
 
 describe('OpenAPI document', () => {
   let api: Api;
   let document: any;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  formats.default(ajv);
   beforeAll(async () => {
-    api = await startApi('postgres', { acme: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' } });
+    // An hour's window: 'spent' can be driven to a 429 faster than its allowance refills.
+    api = await startApi(
+      'postgres',
+      { acme: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, spent: { org: 'Acme' } },
+      { RATE_LIMIT_WINDOW_SECONDS: '3600' },
+    );
     const response = await call(`${api.url}/v1/openapi.json`);
     expect(response.status).toBe(200);
     document = response.body;
+    ajv.addSchema(document, 'openapi');
   });
   afterAll(() => api.stop());
+
+  /**
+   * A real response against what the document says of its operation and status: the body
+   * against the schema; every required header present; every header sent that the document
+   * names anywhere declared for this status, its value matching the header's schema.
+   */
+  function conforms(path: string, method: string, response: JsonResponse, status: number) {
+    const where = `${method.toUpperCase()} ${path} ${response.status}`;
+    expect(response.status, `${where}: ${JSON.stringify(response.body)}`).toBe(status);
+    const declared = document.paths[path][method].responses[status];
+    expect(declared, where).toBeDefined();
+    const [mediaType] = Object.keys(declared.content);
+    expect(response.headers.get('content-type'), where).toContain(mediaType);
+    const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+    const pointer = `/paths/${escape(path)}/${method}/responses/${status}/content/${escape(mediaType!)}/schema`;
+    expect(ajv.validate({ $ref: `openapi#${pointer}` }, response.body), `${where}: ${ajv.errorsText()}`).toBe(true);
+    const headers: Record<string, any> = declared.headers ?? {};
+    for (const [name, header] of Object.entries(headers)) {
+      const definition = header.$ref ? document.components.headers[header.$ref.split('/').pop()] : header;
+      const value = response.headers.get(name);
+      if (value === null) {
+        expect(definition.required ?? false, `${where}: ${name} is missing`).toBe(false);
+        continue;
+      }
+      const typed = definition.schema.type === 'integer' ? Number(value) : value;
+      expect(ajv.validate(definition.schema, typed), `${where}: ${name}: ${value} (${ajv.errorsText()})`).toBe(true);
+    }
+    for (const name of documentedHeaders()) {
+      if (response.headers.has(name)) expect(Object.keys(headers), `${where}: ${name} is sent but not declared`).toContain(name);
+    }
+  }
+  /** Every response header the document names, anywhere. */
+  const documentedHeaders = () =>
+    new Set(
+      Object.values<any>(document.paths)
+        .flatMap((methods) => Object.values<any>(methods))
+        .flatMap((operation) => Object.values<any>(operation.responses).flatMap((response) => Object.keys(response.headers ?? {}))),
+    );
 
   it('is served without authentication at /v1/openapi.json', async () => {
     expect(document.openapi).toBe('3.1.0');
@@ -70,28 +118,7 @@ describe('OpenAPI document', () => {
     expect(document.paths['/invoices'].get.parameters.find((p: { name: string }) => p.name === 'status').schema.enum).toEqual(['all', 'draft', 'sent', 'paid']);
   });
 
-  it('real responses carry the headers the document declares', async () => {
-    const client = rest(api, api.keys.acme!);
-    const checks: Array<[string, string, number, Headers]> = [];
-    const created = await client.post('/customers', { name: 'Headers' });
-    checks.push(['/customers', 'post', 201, created.headers]);
-    checks.push(['/customers', 'get', 200, (await client.get('/customers')).headers]);
-    checks.push(['/customers/{id}', 'get', 200, (await client.get(`/customers/${created.body.id}`)).headers]);
-    checks.push(['/customers', 'get', 401, (await call(`${api.url}/v1/customers`)).headers]);
-    for (const [path, method, status, headers] of checks) {
-      const declared = Object.keys(document.paths[path][method].responses[status].headers ?? {});
-      expect(declared.length, `${method} ${path} ${status}`).toBeGreaterThan(0);
-      // Idempotent-Replayed is present on replays only.
-      for (const name of declared.filter((h) => h !== 'Idempotent-Replayed')) expect(headers.has(name), `${method} ${path} ${status}: ${name}`).toBe(true);
-    }
-    expect(document.paths['/customers'].get.parameters.find((p: { name: string }) => p.name === 'search').schema.maxLength).toBe(200);
-    expect(document.paths['/customers/{id}'].get.parameters[0]).toMatchObject({ description: expect.any(String), schema: { format: 'uuid' } });
-  });
-
-  it('real responses of every route match their documented schemas', async () => {
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    formats.default(ajv);
-    ajv.addSchema(document, 'openapi');
+  it('real responses of every route match their documented schemas and headers', async () => {
     const key = api.keys.acme!;
     const client = rest(api, key);
     const customer = await client.post('/customers', { name: 'Ada', email: 'ada@x.example' });
@@ -101,39 +128,97 @@ describe('OpenAPI document', () => {
     await gql(api, key, 'mutation($i: CreateProposalInput!) { createProposal(input: $i) { id } }', { i: { customerId: customer.body.id, title: 'P', totalAmount: 1, currency: 'USD' } });
     await gql(api, key, 'mutation($i: CreateEmailInput!) { createEmail(input: $i) { id } }', { i: { customerId: customer.body.id, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'S' } });
 
-    const check = (pointer: string, body: unknown) => {
-      const ok = ajv.validate({ $ref: `openapi#${pointer}` }, body);
-      expect(ok, `${pointer}: ${ajv.errorsText()}`).toBe(true);
-    };
-    const escape = (path: string) => path.replace(/~/g, '~0').replace(/\//g, '~1');
-    for (const [status, body, path, method] of [
-      [customer.status, customer.body, '/customers', 'post'],
-      [job.status, job.body, '/jobs', 'post'],
-      [invoice.status, invoice.body, '/invoices', 'post'],
-    ] as const) {
-      check(`/paths/${escape(path)}/${method}/responses/${status}/content/application~1json/schema`, body);
-    }
+    conforms('/customers', 'post', customer, 201);
+    conforms('/jobs', 'post', job, 201);
+    conforms('/invoices', 'post', invoice, 201);
+    expect(customer.headers.get('location')).toBe(`/v1/customers/${customer.body.id}`);
     for (const path of Object.keys(document.paths)) {
       if (path.endsWith('{id}')) {
         const list = await client.get(path.replace('/{id}', ''));
-        const item = await client.get(path.replace('{id}', list.body.data[0].id));
-        check(`/paths/${escape(path)}/get/responses/200/content/application~1json/schema`, item.body);
-        const missing = await client.get(path.replace('{id}', '00000000-0000-4000-8000-000000000000'));
-        check(`/paths/${escape(path)}/get/responses/404/content/application~1problem+json/schema`, missing.body);
+        conforms(path, 'get', await client.get(path.replace('{id}', list.body.data[0].id)), 200);
+        conforms(path, 'get', await client.get(path.replace('{id}', '00000000-0000-4000-8000-000000000000')), 404);
+        conforms(path, 'get', await client.get(path.replace('{id}', 'not-a-uuid')), 404);
       } else {
         const list = await client.get(path);
         expect(list.body.data.length, path).toBeGreaterThan(0);
-        check(`/paths/${escape(path)}/get/responses/200/content/application~1json/schema`, list.body);
-        const bad = await client.get(`${path}?limit=0`);
-        check(`/paths/${escape(path)}/get/responses/400/content/application~1problem+json/schema`, bad.body);
-        const unauthorized = await call(`${api.url}/v1${path}`);
-        check(`/paths/${escape(path)}/get/responses/401/content/application~1problem+json/schema`, unauthorized.body);
-        if (path !== '/customers') {
-          const forbidden = await rest(api, api.keys.readOnly!).get(path);
-          expect(forbidden.status).toBe(403);
-          check(`/paths/${escape(path)}/get/responses/403/content/application~1problem+json/schema`, forbidden.body);
-        }
+        conforms(path, 'get', list, 200);
+        conforms(path, 'get', await client.get(`${path}?limit=0`), 400);
+        conforms(path, 'get', await call(`${api.url}/v1${path}`), 401);
+        if (path !== '/customers') conforms(path, 'get', await rest(api, api.keys.readOnly!).get(path), 403);
       }
     }
+  });
+
+  it('the answers a client must handle carry their documented headers: replays, repeated keys, refused bodies, rate limits', async () => {
+    const client = rest(api, api.keys.acme!);
+    // Optional inputs take null.
+    const first = await client.post('/customers', { name: 'Replayed', email: null, phone: null }, { 'idempotency-key': 'replay' });
+    conforms('/customers', 'post', first, 201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const replay = await client.post('/customers', { name: 'Replayed', email: null, phone: null }, { 'idempotency-key': 'replay' });
+    conforms('/customers', 'post', replay, 201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('location')).toBe(first.headers.get('location'));
+
+    // A first request still running (just begun) and one that never finished (its process
+    // died minutes ago), as the service records them.
+    const open = await openDatabase({ databaseUrl: api.db.env.DATABASE_URL!, dataDir: api.db.env.DATA_DIR ?? '' });
+    try {
+      const apiKey = await open.prisma.apiKey.findFirstOrThrow({ where: { name: 'acme' } });
+      const print = fingerprint('POST', '/customers', JSON.stringify({ name: 'Pending' }));
+      await open.prisma.idempotencyKey.createMany({
+        data: [
+          { organizationId: apiKey.organizationId, key: `${apiKey.id}:running`, fingerprint: print },
+          { organizationId: apiKey.organizationId, key: `${apiKey.id}:unfinished`, fingerprint: print, createdAt: new Date(Date.now() - 10 * 60_000) },
+        ],
+      });
+    } finally {
+      await open.close();
+    }
+    const running = await client.post('/customers', { name: 'Pending' }, { 'idempotency-key': 'running' });
+    conforms('/customers', 'post', running, 409);
+    expect(running.headers.get('retry-after')).toBe('1');
+    const unfinished = await client.post('/customers', { name: 'Pending' }, { 'idempotency-key': 'unfinished' });
+    conforms('/customers', 'post', unfinished, 409);
+    expect(unfinished.headers.get('retry-after')).toBeNull();
+
+    const send = (body: string, type: string) => call(`${api.url}/v1/customers`, { method: 'POST', key: api.keys.acme, body, headers: { 'content-type': type } });
+    conforms('/customers', 'post', await send('name=Ada', 'text/plain'), 415);
+    conforms('/customers', 'post', await send(JSON.stringify({ name: 'x'.repeat(1_100_000) }), 'application/json'), 413);
+    conforms('/customers', 'get', await client.get(`/customers?search=${'x'.repeat(201)}`), 400);
+
+    // Spend a key's allowance ten units a request (ten root fields), then one at a time.
+    const spent = api.keys.spent!;
+    const tenFields = `{ ${Array.from({ length: 10 }, (_, i) => `f${i}: apiVersion`).join(' ')} }`;
+    for (let remaining = Infinity; remaining >= 10; ) {
+      const response = await call(`${api.url}/graphql`, { method: 'POST', key: spent, json: { query: tenFields } });
+      expect(response.status).toBe(200);
+      remaining = Number(response.headers.get('ratelimit-remaining'));
+    }
+    let limited = await rest(api, spent).get('/customers');
+    for (let tries = 0; limited.status === 200 && tries < 10; tries++) limited = await rest(api, spent).get('/customers');
+    conforms('/customers', 'get', limited, 429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('documents ids, the search bound and nullable optional inputs', () => {
+    expect(document.paths['/customers'].get.parameters.find((p: { name: string }) => p.name === 'search').schema.maxLength).toBe(200);
+    const itemPaths = Object.keys(document.paths).filter((path) => path.includes('{id}'));
+    expect(itemPaths.length).toBeGreaterThan(0);
+    for (const path of itemPaths) {
+      const id = document.paths[path].get.parameters.find((p: { in: string }) => p.in === 'path');
+      expect(id, path).toMatchObject({ name: 'id', required: true, description: expect.stringMatching(/\S/), schema: { type: 'string', format: 'uuid' } });
+    }
+    // Every property of every input (line items included): nullable exactly when optional.
+    const inputs = Object.entries<any>(document.components.schemas).filter(([name]) => name.endsWith('Input'));
+    expect(inputs.length).toBeGreaterThan(0);
+    const walk = (where: string, schema: any) => {
+      for (const [name, property] of Object.entries<any>(schema.properties)) {
+        const nullable = Array.isArray(property.type) && property.type.includes('null');
+        expect(nullable, `${where}.${name}`).toBe(!schema.required.includes(name));
+        if (property.items?.properties) walk(`${where}.${name}[]`, property.items);
+      }
+    };
+    for (const [name, schema] of inputs) walk(name, schema);
   });
 });
