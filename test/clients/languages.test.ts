@@ -27,7 +27,7 @@ const LANGUAGES: Language[] = [
     name: 'Python (unittest)',
     dir: 'clients/python',
     command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'],
-    passed: /Ran 6 tests[\s\S]*\nOK/,
+    passed: /Ran 7 tests[\s\S]*\nOK/,
     example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
   },
   { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /6 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', 'readme_example.rb'] } },

@@ -53,9 +53,9 @@ class _Resource:
         return self._client._request("GET", f"/{self._path}/{urllib.parse.quote(id, safe='')}")
 
     def iterate(self, **params: Any) -> Iterator[Dict[str, Any]]:
-        """Every record over all pages."""
+        """Every record over all pages (from `page`, if given)."""
         params.setdefault("limit", 100)
-        page = 1
+        page = params.pop("page", 1)
         while True:
             result = self.list(**params, page=page)
             yield from result["data"]

@@ -33,6 +33,13 @@ class ClientTest(unittest.TestCase):
         names = [c["name"] for c in self.crm.customers.iterate(search="pypaged", limit=2)]
         self.assertEqual(sorted(names), [f"PyPaged {i}" for i in range(5)])
 
+    def test_iterate_from_a_page(self):
+        for i in range(5):
+            self.crm.customers.create({"name": f"PyFrom {i}"})
+        # Newest first, two a page: page 2 holds the 3rd and 4th newest, page 3 the oldest.
+        names = [c["name"] for c in self.crm.customers.iterate(search="pyfrom", limit=2, page=2)]
+        self.assertEqual(names, ["PyFrom 2", "PyFrom 1", "PyFrom 0"])
+
     def test_errors(self):
         with self.assertRaises(BadRequest) as bad:
             self.crm.customers.create({"name": ""})
