@@ -30,8 +30,14 @@ const LANGUAGES: Language[] = [
     passed: /Ran 7 tests[\s\S]*\nOK/,
     example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
   },
-  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /6 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', 'readme_example.rb'] } },
-  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /6 passed, 0 failed/, example: { file: 'readme_example.php', command: ['php', 'readme_example.php'] } },
+  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /6 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
+  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /6 passed, 0 failed/, example: {
+      file: 'readme_example.php',
+      command: ['php', 'readme_example.php'],
+      // Composer's autoloader stands for the package's PSR-4 map (composer.json): Crm\\X is src/X.php.
+      rewrite: (code) => code.replace("require 'vendor/autoload.php';", "spl_autoload_register(fn ($c) => require __DIR__ . '/src/' . substr($c, 4) . '.php');"),
+    },
+  },
 ];
 
 function run(command: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; output: string }> {

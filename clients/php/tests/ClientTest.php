@@ -3,7 +3,11 @@
 // CRM_BASE_URL, CRM_API_KEY, CRM_READONLY_KEY, CRM_LIMITED_BASE_URL, CRM_LIMITED_KEY.
 declare(strict_types=1);
 
-require __DIR__ . '/../src/CrmClient.php';
+// The package's own PSR-4 map (composer.json), without Composer: Crm\X is src/X.php.
+spl_autoload_register(function (string $class): void {
+    $file = __DIR__ . '/../src/' . substr($class, strlen('Crm\\')) . '.php';
+    if (str_starts_with($class, 'Crm\\') && is_file($file)) require $file;
+});
 
 use Crm\{BadRequest, Client, CrmError, Forbidden, NetworkError, NotFound, RateLimited, ServerError, Unauthorized};
 

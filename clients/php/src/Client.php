@@ -1,70 +1,10 @@
 <?php
-// Official PHP client of the CRM REST API v1 (no extensions beyond PHP's core: JSON and
-// the http stream wrapper).
 declare(strict_types=1);
 
 namespace Crm;
 
-class CrmError extends \RuntimeException
-{
-    public function __construct(
-        public readonly int $status,
-        public readonly string $errorCode,
-        public readonly string $detail,
-        public readonly array $errors,
-        public readonly ?string $requestId,
-    ) {
-        parent::__construct("$status $errorCode: $detail", $status);
-    }
-}
-class BadRequest extends CrmError {}
-class Unauthorized extends CrmError {}
-class Forbidden extends CrmError {}
-class NotFound extends CrmError {}
-class RateLimited extends CrmError {}
-class ServerError extends CrmError {}
-
-/** Thrown when the server could not be reached or the connection failed. */
-class NetworkError extends \RuntimeException {}
-
-final class Resource
-{
-    public function __construct(private Client $client, private string $path, private bool $creatable) {}
-
-    /** One page: ['data' => [...], 'pagination' => ['page', 'limit', 'total']]. */
-    public function list(array $params = []): array
-    {
-        return $this->client->request('GET', "/{$this->path}", $params);
-    }
-
-    public function get(string $id): array
-    {
-        return $this->client->request('GET', "/{$this->path}/" . rawurlencode($id));
-    }
-
-    /** Every record over all pages. */
-    public function iterate(array $params = []): \Generator
-    {
-        $params['limit'] ??= 100;
-        for ($page = 1; ; $page++) {
-            $result = $this->list([...$params, 'page' => $page]);
-            yield from $result['data'];
-            if (!$result['data'] || $page * $result['pagination']['limit'] >= $result['pagination']['total']) {
-                return;
-            }
-        }
-    }
-
-    public function create(array $body, ?string $idempotencyKey = null): array
-    {
-        if (!$this->creatable) {
-            throw new \BadMethodCallException("{$this->path} cannot be created through the REST API");
-        }
-        // A generated key makes retries safe: a retried create never duplicates.
-        return $this->client->request('POST', "/{$this->path}", [], $body, $idempotencyKey ?? Client::uuid());
-    }
-}
-
+// Official PHP client of the CRM REST API v1 (no extensions beyond PHP's core: JSON and
+// the http stream wrapper).
 final class Client
 {
     public const VERSION = '0.1.0';

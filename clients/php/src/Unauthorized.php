@@ -1,0 +1,6 @@
+<?php
+declare(strict_types=1);
+
+namespace Crm;
+
+class Unauthorized extends CrmError {}
