@@ -5,6 +5,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../helpers/api.js';
+import { startInFlightProxy } from '../helpers/in-flight-proxy.js';
 
 interface Language {
   name: string;
@@ -27,11 +28,11 @@ const LANGUAGES: Language[] = [
     name: 'Python (unittest)',
     dir: 'clients/python',
     command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'],
-    passed: /Ran 7 tests[\s\S]*\nOK/,
+    passed: /Ran 8 tests[\s\S]*\nOK/,
     example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
   },
-  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /6 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
-  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /6 passed, 0 failed/, example: {
+  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /7 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
+  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /7 passed, 0 failed/, example: {
       file: 'readme_example.php',
       command: ['php', 'readme_example.php'],
       // Composer's autoloader stands for the package's PSR-4 map (composer.json): Crm\\X is src/X.php.
@@ -72,8 +73,10 @@ describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ 
   it('passes its tests against the real server', async () => {
     const api = await startApi('pglite', { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' } }, { RATE_LIMIT_MAX: '1000' });
     const limited = await startApi('pglite', { key: { org: 'Limited' } }, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' });
+    const inFlight = await startInFlightProxy(api.url);
     try {
       const result = await run(command, {
+        CRM_IN_FLIGHT_BASE_URL: `${inFlight.url}/v1`,
         CRM_BASE_URL: `${api.url}/v1`,
         CRM_API_KEY: api.keys.full!,
         CRM_READONLY_KEY: api.keys.readOnly!,
@@ -83,6 +86,7 @@ describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ 
       expect(result.code, result.output).toBe(0);
       expect(result.output).toMatch(passed!);
     } finally {
+      await inFlight.close();
       await api.stop();
       await limited.stop();
     }

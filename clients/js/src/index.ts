@@ -37,12 +37,15 @@ export class Unauthorized extends CrmError {}
 export class Forbidden extends CrmError {}
 export class NotFound extends CrmError {}
 export class RateLimited extends CrmError {}
+/** 409: refused because of a record's current state (or an Idempotency-Key whose first request never finished). */
+export class Conflict extends CrmError {}
 export class ServerError extends CrmError {}
 
 function errorClass(status: number): typeof CrmError {
   if (status === 401) return Unauthorized;
   if (status === 403) return Forbidden;
   if (status === 404) return NotFound;
+  if (status === 409) return Conflict;
   if (status === 429) return RateLimited;
   if (status >= 500) return ServerError;
   return BadRequest;
@@ -160,7 +163,9 @@ export class CrmClient {
         await sleep(this.backoff(attempt));
         continue;
       }
-      if ((response.status === 429 || response.status === 503) && attempt < this.maxRetries) {
+      // A 409 with Retry-After: a request with the same Idempotency-Key is still running.
+      const retryable = response.status === 429 || response.status === 503 || (response.status === 409 && response.headers.has('retry-after'));
+      if (retryable && attempt < this.maxRetries) {
         const retryAfter = Number(response.headers.get('retry-after'));
         await response.body?.cancel();
         await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : this.backoff(attempt));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadRequest, CrmClient, CrmError, Forbidden, NotFound, RateLimited, ServerError, Unauthorized } from '../src/index.js';
+import { BadRequest, Conflict, CrmClient, CrmError, Forbidden, NotFound, RateLimited, ServerError, Unauthorized } from '../src/index.js';
+import { startInFlightProxy } from '../../../test/helpers/in-flight-proxy.js';
 import { startApi, type Api } from '../../../test/helpers/api.js';
 import { call } from '../../../test/helpers/api.js';
 
@@ -23,6 +24,18 @@ describe('JavaScript client against the real server', () => {
     expect(page.pagination).toEqual({ page: 1, limit: 5, total: 1 });
     expect((await crm.invoices.list({ status: 'draft' })).data.map((i) => i.number)).toEqual([invoice.number]);
     for (const resource of [crm.emails, crm.estimates, crm.proposals]) expect((await resource.list()).pagination.total).toBe(0);
+  });
+
+  it('waits and retries a 409 carrying Retry-After (an Idempotency-Key still in flight)', async () => {
+    const proxy = await startInFlightProxy(api.url);
+    try {
+      const through = new CrmClient({ apiKey: api.keys.full, baseUrl: `${proxy.url}/v1` });
+      expect((await through.customers.create({ name: 'JS in flight' })).name).toBe('JS in flight');
+      expect(proxy.refused()).toBe(1);
+      expect(new Conflict(409, 'CONFLICT', 'x', [], null)).toBeInstanceOf(CrmError);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('iterates over every page', async () => {

@@ -93,7 +93,9 @@ final class Client
                 usleep($this->backoff($attempt));
                 continue;
             }
-            if (($status === 429 || $status === 503) && $attempt < $this->maxRetries) {
+            // A 409 with Retry-After: a request with the same Idempotency-Key is still running.
+            $retryable = $status === 429 || $status === 503 || ($status === 409 && isset($received['retry-after']));
+            if ($retryable && $attempt < $this->maxRetries) {
                 $retryAfter = $received['retry-after'] ?? '';
                 usleep(ctype_digit($retryAfter) ? (int) $retryAfter * 1_000_000 : $this->backoff($attempt));
                 continue;
@@ -106,6 +108,7 @@ final class Client
                 $status === 401 => Unauthorized::class,
                 $status === 403 => Forbidden::class,
                 $status === 404 => NotFound::class,
+                $status === 409 => Conflict::class,
                 $status === 429 => RateLimited::class,
                 $status >= 500 => ServerError::class,
                 default => BadRequest::class,

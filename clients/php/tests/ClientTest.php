@@ -81,6 +81,13 @@ $tests = [
         (new Client($key, $base, maxRetries: 3))->customers->list();
         check(microtime(true) - $started > 0.5, 'waited before retrying');
     },
+    'retries a 409 in flight' => function () {
+        // The in-flight proxy answers a create's first try with 409 and Retry-After, as a server
+        // does while a request with the same Idempotency-Key runs. The client waits and retries.
+        $crm = new Client(getenv('CRM_API_KEY'), getenv('CRM_IN_FLIGHT_BASE_URL'));
+        check($crm->customers->create(['name' => 'PHP in flight'])['name'] === 'PHP in flight', 'created after the retry');
+        check(is_subclass_of(\Crm\Conflict::class, CrmError::class), 'Conflict is a CrmError');
+    },
     'a retried create is created once' => function () {
         $client = new Client();
         $real = $client->transport;

@@ -12,7 +12,7 @@ import uuid
 from typing import Any, Dict, Iterator, List, Optional
 
 __version__ = "0.1.0"
-__all__ = ["Client", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "RateLimited", "ServerError"]
+__all__ = ["Client", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "RateLimited", "ServerError"]
 
 
 class CrmError(Exception):
@@ -31,12 +31,13 @@ class BadRequest(CrmError): pass
 class Unauthorized(CrmError): pass
 class Forbidden(CrmError): pass
 class NotFound(CrmError): pass
+class Conflict(CrmError): pass  # a record's state refused it (or an unfinished Idempotency-Key)
 class RateLimited(CrmError): pass
 class ServerError(CrmError): pass
 
 
 def _error_class(status: int) -> type:
-    return {401: Unauthorized, 403: Forbidden, 404: NotFound, 429: RateLimited}.get(status, ServerError if status >= 500 else BadRequest)
+    return {401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict, 429: RateLimited}.get(status, ServerError if status >= 500 else BadRequest)
 
 
 class _Resource:
@@ -117,7 +118,9 @@ class Client:
                 time.sleep(self._backoff(attempt))
                 attempt += 1
                 continue
-            if status in (429, 503) and attempt < self.max_retries:
+            # A 409 with Retry-After: a request with the same Idempotency-Key is still running.
+            retryable = status in (429, 503) or (status == 409 and response_headers.get("Retry-After"))
+            if retryable and attempt < self.max_retries:
                 retry_after = response_headers.get("Retry-After")
                 time.sleep(float(retry_after) if retry_after and retry_after.isdigit() else self._backoff(attempt))
                 attempt += 1

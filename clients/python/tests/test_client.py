@@ -7,7 +7,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from crm_client import BadRequest, Client, CrmError, Forbidden, NotFound, RateLimited, ServerError, Unauthorized  # noqa: E402
+from crm_client import BadRequest, Client, Conflict, CrmError, Forbidden, NotFound, RateLimited, ServerError, Unauthorized  # noqa: E402
 
 
 class ClientTest(unittest.TestCase):
@@ -68,6 +68,14 @@ class ClientTest(unittest.TestCase):
         started = time.monotonic()
         Client(api_key=key, base_url=base, max_retries=3).customers.list()
         self.assertGreater(time.monotonic() - started, 0.5)
+
+    def test_retries_a_409_in_flight(self):
+        # CRM_IN_FLIGHT_BASE_URL answers a create's first try as a server does while a request
+        # with the same Idempotency-Key runs: 409 with Retry-After. The client waits and retries.
+        crm = Client(base_url=os.environ["CRM_IN_FLIGHT_BASE_URL"])
+        created = crm.customers.create({"name": "Py in flight"})
+        self.assertEqual(created["name"], "Py in flight")
+        self.assertTrue(issubclass(Conflict, CrmError))
 
     def test_retried_create_is_created_once(self):
         client = Client()

@@ -20,11 +20,12 @@ module CrmClient
   class Unauthorized < Error; end
   class Forbidden < Error; end
   class NotFound < Error; end
+  class Conflict < Error; end # a record's state refused it (or an unfinished Idempotency-Key)
   class RateLimited < Error; end
   class ServerError < Error; end
 
   def self.error_class(status)
-    { 401 => Unauthorized, 403 => Forbidden, 404 => NotFound, 429 => RateLimited }.fetch(status) { status >= 500 ? ServerError : BadRequest }
+    { 401 => Unauthorized, 403 => Forbidden, 404 => NotFound, 409 => Conflict, 429 => RateLimited }.fetch(status) { status >= 500 ? ServerError : BadRequest }
   end
 
   class Resource
@@ -111,7 +112,9 @@ module CrmClient
           next
         end
         status = response.code.to_i
-        if [429, 503].include?(status) && attempt < @max_retries
+        # A 409 with Retry-After: a request with the same Idempotency-Key is still running.
+        retryable = [429, 503].include?(status) || (status == 409 && response['Retry-After'])
+        if retryable && attempt < @max_retries
           retry_after = response['Retry-After']
           sleep(retry_after&.match?(/\A\d+\z/) ? retry_after.to_i : backoff(attempt))
           attempt += 1

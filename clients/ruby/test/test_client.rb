@@ -51,6 +51,14 @@ class ClientTest < Minitest::Test
     assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :>, 0.5
   end
 
+  def test_retries_a_409_in_flight
+    # The in-flight proxy answers a create's first try with 409 and Retry-After, as a server
+    # does while a request with the same Idempotency-Key runs. The client waits and retries.
+    crm = CrmClient::Client.new(base_url: ENV['CRM_IN_FLIGHT_BASE_URL'])
+    assert_equal 'Rb in flight', crm.customers.create({ name: 'Rb in flight' })['name']
+    assert CrmClient::Conflict < CrmClient::Error
+  end
+
   def test_retried_create_is_created_once
     client = CrmClient::Client.new
     dropped = false
