@@ -4,23 +4,11 @@
 // which dominated the time of a page of records. A document is compiled once it has run
 // HOT_AFTER times: a one-off query would pay more for compiling than it saves.
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { execute, getOperationAST, getVariableValues, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { execute, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../logger.js';
 
 const HOT_AFTER = 3;
-
-/**
- * Whether the variables coerce cleanly. graphql-jit reports bad variables in errors of its
- * own shape (no extensions, a different text); those requests go to the standard executor,
- * so a client gets the same answer whether or not its document was compiled.
- */
-function variablesCoerce(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: unknown): boolean {
-  const operation = getOperationAST(document, operationName);
-  if (!operation?.variableDefinitions?.length) return true;
-  const coerced = getVariableValues(schema, operation.variableDefinitions, (variables ?? {}) as Record<string, unknown>, { maxErrors: 1 });
-  return !coerced.errors;
-}
 
 export function useCompiledExecution(log: Logger): Plugin {
   // Keyed by the parsed document, which yoga's parser cache (and the REST route table) reuse.
@@ -28,10 +16,12 @@ export function useCompiledExecution(log: Logger): Plugin {
   return useGraphQlJit(
     {},
     {
-      enableIf: ({ schema, document, operationName, variableValues }) => {
+      // Variables that do not coerce never get here: the query bounds refuse them first, with
+      // graphql-js's own errors (graphql-jit would report them in a shape of its own).
+      enableIf: ({ document }) => {
         const count = (runs.get(document) ?? 0) + 1;
         if (count <= HOT_AFTER) runs.set(document, count);
-        return count > HOT_AFTER && variablesCoerce(schema, document, operationName, variableValues);
+        return count > HOT_AFTER;
       },
       // The plugin then keeps the standard executor for this document.
       onError: (result) => log.warn('graphql-jit could not compile an operation', { errors: result.errors?.map((e) => e.message) }),

@@ -72,9 +72,8 @@ export async function endSession(prisma: PrismaClient, sessionId: string): Promi
 }
 
 /** Forgets ended sessions: at start and hourly, in the background. */
-export function purgeSessions(prisma: PrismaClient, log: { warn(msg: string, fields?: object): void }): () => void {
+export function purgeSessions(prisma: PrismaClient, log: { warn(msg: string, fields?: object): void }): void {
   const purge = () => prisma.session.deleteMany({ where: { expiresAt: { lt: new Date() } } }).catch((error: Error) => log.warn('session purge failed', { error: error.message }));
   void purge();
-  const timer = setInterval(purge, 3_600_000).unref();
-  return () => clearInterval(timer);
+  setInterval(purge, 3_600_000).unref();
 }

@@ -1,18 +1,25 @@
-// A TCP proxy the test controls, to cut and restore the link between the service and
-// PostgreSQL without touching the shared server.
+// A TCP proxy the test controls, between the service and PostgreSQL or Redis: `cut` makes
+// the peer look stopped (connections dropped, new ones refused); `stall` makes it look hung
+// (connections stay open, nothing is forwarded; what was held is delivered on `resume`, as
+// a peer that wakes up would).
 import net from 'node:net';
 
 export interface TcpProxy {
   port: number;
-  /** Drops every open connection and refuses new ones. */
   cut(): void;
   restore(): void;
+  stall(): void;
+  resume(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let up = true;
+  let stalled = false;
+  const held: Array<[net.Socket, Buffer]> = [];
   const sockets = new Set<net.Socket>();
+  const forward = (from: net.Socket, to: net.Socket) =>
+    from.on('data', (chunk: Buffer) => (stalled ? held.push([to, chunk]) : to.write(chunk)));
   const server = net.createServer((client) => {
     if (!up) return client.destroy();
     const upstream = net.connect(targetPort, targetHost);
@@ -21,7 +28,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       s.on('close', () => sockets.delete(s));
       s.on('error', () => undefined);
     }
-    client.pipe(upstream).pipe(client);
+    forward(client, upstream);
+    forward(upstream, client);
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -35,6 +43,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     cut,
     restore: () => {
       up = true;
+    },
+    stall: () => {
+      stalled = true;
+    },
+    resume: () => {
+      stalled = false;
+      for (const [to, chunk] of held.splice(0)) to.write(chunk);
     },
     close: () => {
       cut();

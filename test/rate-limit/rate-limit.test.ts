@@ -3,7 +3,6 @@ import { call, makeKeys, startApi, type Api } from '../helpers/api.js';
 import { freshDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
-import { startStallingProxy } from './stalling-proxy.js';
 
 const REDIS = { host: '127.0.0.1', port: 6379 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -134,7 +133,7 @@ describe('rate limits shared through Redis', () => {
   it('while Redis hangs, only the first request waits for it; the others are counted in memory at once, until Redis answers again', async () => {
     const db = await freshDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
-    const proxy = await startStallingProxy(REDIS.host, REDIS.port);
+    const proxy = await startTcpProxy(REDIS.host, REDIS.port);
     // At 100,000 a day the allowance refills about one unit a second, so the counts below
     // tell Redis's (a few units) from memory's (twenty) apart.
     const server = await startServer({ ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_WINDOW_SECONDS: '86400' });
