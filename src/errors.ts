@@ -43,11 +43,13 @@ export function codeOf(error: GraphQLError): ErrorCode {
 export function apiError(
   code: ErrorCode,
   message: string,
-  extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  extra: { errors?: FieldError[]; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
 ): GraphQLError {
   return new GraphQLError(message, {
     extensions: {
       code,
+      // Public facts a client acts on (a record's current version, ...).
+      ...extra.details,
       ...(extra.errors ? { errors: extra.errors } : {}),
       // Headers that go with the error (WWW-Authenticate, Retry-After). Internal: renderers
       // send them as headers and never show them in a body. The status follows from the code.

@@ -83,7 +83,9 @@ export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = 
     if (admission instanceof GraphQLError) return problemResponse(admission, requestId);
     const execute = routeExecutor(yoga, log, request, { requestId, admission });
     const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
-    const response = match.route.kind === 'create' ? await idempotency.guard(request, admission.auth, match.route.path, run) : await run(request);
+    // Writes are guarded by their Idempotency-Key; the key covers this record's address.
+    const path = url.pathname.slice(match.base.length);
+    const response = match.route.method === 'GET' ? await run(request) : await idempotency.guard(request, admission.auth, path, run);
     return withRateHeaders(response instanceof GraphQLError ? problemResponse(response, requestId) : response, admission);
   }
 

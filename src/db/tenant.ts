@@ -16,6 +16,17 @@ export const BUSINESS_MODELS = new Set(
     .map(([name]) => name),
 );
 
+/**
+ * Models whose records are deleted softly (`deletedAt`): every read and change through the
+ * tenant client leaves their deleted records out unless it names `deletedAt` itself (sync
+ * with tombstones, restore), so a deleted record disappears everywhere at once.
+ */
+export const SOFT_DELETED_MODELS = new Set(
+  Object.entries(getDatamodel().datamodel.models)
+    .filter(([, model]) => model.fields.some((field) => field.name === 'deletedAt'))
+    .map(([name]) => name),
+);
+
 /** The client resolvers get: only business models (and the organization row, for numbering). */
 export type TenantClient = Omit<PrismaClient, 'apiKey' | 'user' | 'session'>;
 
@@ -32,7 +43,8 @@ export function scopeArgs(model: string, operation: string, args: Args, organiza
     return { ...args, where: { ...args.where, id: organizationId } };
   }
   if (!BUSINESS_MODELS.has(model)) throw new Error(`${model} is not reachable from a tenant-scoped client`);
-  const where = { ...args.where, organizationId };
+  const live = SOFT_DELETED_MODELS.has(model) && !(args.where && 'deletedAt' in args.where) ? { deletedAt: null } : {};
+  const where = { ...live, ...args.where, organizationId };
   switch (operation) {
     case 'create':
       return { ...args, data: stamp(args.data, organizationId) };
@@ -41,8 +53,11 @@ export function scopeArgs(model: string, operation: string, args: Args, organiza
       return { ...args, data: stamp(args.data, organizationId) };
     case 'upsert':
       return { ...args, where, create: stamp(args.create, organizationId) as object };
+    case 'delete':
+    case 'deleteMany':
+      return { ...args, where: { ...args.where, organizationId } };
     default:
-      // find*, count, aggregate, groupBy, update*, delete*: filter by the organization.
+      // find*, count, aggregate, groupBy, update*: filter by the organization (and live records).
       return { ...args, where };
   }
 }

@@ -1,6 +1,7 @@
-// Idempotent creates: a request with an Idempotency-Key header runs once per API key and
-// Idempotency-Key; a retry with the same key and the same request gets the first response
-// again (with Idempotent-Replayed: true) and creates nothing. The same key with a different
+// Idempotent writes (creates, updates, deletes, transitions): a request with an
+// Idempotency-Key header runs once per API key and Idempotency-Key; a retry with the same
+// key and the same request gets the first response again (with Idempotent-Replayed: true)
+// and changes nothing. The same key with a different
 // request is refused (400), and a retry that arrives while the first is still running gets
 // 409 with Retry-After (retry shortly to receive the first response). A first request that
 // never finished (its process died) may or may not have created its record, so its key is
@@ -15,6 +16,10 @@ import { Request, Response } from './fetch.js';
 import { readBody } from './read-body.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
+
+/** A 204 or 304 has no body, not even an empty one. */
+const bodyOf = (status: number, body: string | null) => (status === 204 || status === 304 ? null : body);
 const TTL_MS = 24 * 3_600_000;
 // A first request that has not finished after this long died with its process.
 const ABANDONED_MS = 5 * 60_000;
@@ -89,7 +94,8 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
       const headers: Record<string, string> = { 'idempotent-replayed': 'true' };
       if (first.contentType) headers['content-type'] = first.contentType;
       if (first.location) headers.location = first.location;
-      return new Response(first.body, { status: first.status, headers });
+      if (first.etag) headers.etag = first.etag;
+      return new Response(bodyOf(first.status, first.body), { status: first.status, headers });
     }
     let response: Response;
     try {
@@ -106,9 +112,9 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
     const body = await response.text();
     await prisma.idempotencyKey.update({
       where,
-      data: { status: response.status, body, contentType: response.headers.get('content-type'), location: response.headers.get('location') },
+      data: { status: response.status, body, contentType: response.headers.get('content-type'), location: response.headers.get('location'), etag: response.headers.get('etag') },
     });
-    return new Response(body, { status: response.status, headers: response.headers });
+    return new Response(bodyOf(response.status, body), { status: response.status, headers: response.headers });
   }
 
   /**
@@ -124,7 +130,7 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
     writes: (body: string) => boolean = () => true,
   ): Promise<Response | GraphQLError> {
     const key = request.headers.get(IDEMPOTENCY_HEADER);
-    if (key === null || request.method !== 'POST') return run(request);
+    if (key === null || !WRITES.has(request.method)) return run(request);
     const invalid = idempotencyKeyError(key);
     if (invalid) return invalid;
     let body: string;

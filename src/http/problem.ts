@@ -5,7 +5,8 @@ import type { GraphQLError } from 'graphql';
 import { codeOf, ERRORS, errorHeaders, type FieldError } from '../errors.js';
 import { Response } from './fetch.js';
 
-export function problemResponse(error: GraphQLError, requestId: string): Response {
+/** `members`: extension members of the problem (RFC 9457 section 3.2), such as `current`. */
+export function problemResponse(error: GraphQLError, requestId: string, members?: Record<string, unknown>, headers?: Record<string, string>): Response {
   const { status, title } = ERRORS[codeOf(error)];
   const errors = error.extensions?.errors as FieldError[] | undefined;
   const body = {
@@ -16,6 +17,7 @@ export function problemResponse(error: GraphQLError, requestId: string): Respons
     code: codeOf(error),
     request_id: requestId,
     ...(errors && errors.length > 0 ? { errors } : {}),
+    ...members,
   };
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/problem+json', ...errorHeaders(error) } });
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/problem+json', ...errorHeaders(error), ...headers } });
 }

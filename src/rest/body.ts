@@ -144,12 +144,14 @@ export function bodyToInput(body: unknown, input: GraphQLInputObjectType): BodyI
 }
 
 /**
- * A query-string value as the argument's GraphQL type takes it: numbers are read from their
- * text, then the type coerces it as it would a variable. The fault is in plain words.
+ * A query-string value as the argument's GraphQL type takes it: numbers and `true`/`false`
+ * are read from their text, then the type coerces it as it would a variable. The fault is in plain words.
  */
 export function queryValue(raw: string, type: GraphQLInputType): { value?: unknown; fault?: string } {
-  const numeric = ['Int', 'Float'].includes(getNamedType(type).name) && /^[+-]?\d+(\.\d+)?$/.test(raw);
+  const name = getNamedType(type).name;
+  const numeric = ['Int', 'Float'].includes(name) && /^[+-]?\d+(\.\d+)?$/.test(raw);
+  const boolean = name === 'Boolean' && (raw === 'true' || raw === 'false');
   let fault: string | undefined;
-  const value = coerceInputValue(numeric ? Number(raw) : raw, type, (_path, _invalid, error) => (fault ??= expectation(type, error.message)));
+  const value = coerceInputValue(numeric ? Number(raw) : boolean ? raw === 'true' : raw, type, (_path, _invalid, error) => (fault ??= expectation(type, error.message)));
   return fault ? { fault } : { value };
 }

@@ -8,7 +8,7 @@ import { problemResponse } from '../http/problem.js';
 import { readBody } from '../http/read-body.js';
 import { bodyToInput, queryValue } from './body.js';
 import { restParam } from './names.js';
-import type { QueryParam, Route } from './routes.js';
+import { CHANGES, type QueryParam, type Route } from './routes.js';
 import { Response } from '../http/fetch.js';
 
 /** Runs a route's operation on the GraphQL pipeline. */
@@ -53,8 +53,9 @@ interface BodyVariables {
 
 async function bodyVariables(request: Request, route: Route): Promise<BodyVariables> {
   const type = request.headers.get('content-type') ?? '';
+  // JSON, and for PATCH its merge-patch form (application/merge-patch+json, RFC 7396).
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
-    throw apiError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send Content-Type: application/json.');
+    throw apiError('UNSUPPORTED_MEDIA_TYPE', `The body must be JSON: send Content-Type: ${route.kind === 'update' ? 'application/merge-patch+json or ' : ''}application/json.`);
   }
   const text = await readBody(request);
   let body: unknown;
@@ -65,42 +66,85 @@ async function bodyVariables(request: Request, route: Route): Promise<BodyVariab
   }
   const { value, errors } = bodyToInput(body, route.input!);
   if (!value) throw badRequest('The body must be a JSON object.', errors);
-  return { variables: { input: value }, inputErrors: errors };
+  // A status changes only through its transitions, which record what goes with it.
+  const moves = route.moves?.length ? route.moves : undefined;
+  const pointed = errors.map((e) => (moves && e.param === 'status' ? { param: 'status', message: `is changed by the transitions: POST ${route.path.replace('{id}', ':id')}/${moves.join(' | ')}` } : e));
+  return { variables: { input: value }, inputErrors: pointed };
+}
+
+/** `If-Match: "3"`: the version a change is conditional on (`*`: any). */
+function expectedVersion(request: Request): number | undefined {
+  const header = request.headers.get('if-match');
+  if (header === null || header.trim() === '*') return undefined;
+  const version = /^\s*"(\d{1,9})"\s*$/.exec(header)?.[1];
+  if (version === undefined) throw badRequest('Invalid If-Match header.', [{ param: 'If-Match', message: 'must be a version as its ETag gives it, such as "3"' }]);
+  return Number(version);
+}
+
+/** Whether `If-None-Match` names the record's current ETag (a GET then answers 304). */
+function unchanged(request: Request, etag: string): boolean {
+  const header = request.headers.get('if-none-match');
+  if (header === null) return false;
+  return header.trim() === '*' || header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
 /** A GraphQL error in REST's words: snake_case fields, the route's scope, no type names. */
 function inRestWords(error: GraphQLError, route: Route): GraphQLError {
-  const code = codeOf(error);
+  let code = codeOf(error);
   const errors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
   let detail = error.message;
-  if (errors?.length) detail = `Invalid fields: ${errors.map((e) => e.param).join(', ')}.`;
+  if (errors?.length && code === 'BAD_REQUEST') detail = `Invalid fields: ${errors.map((e) => e.param).join(', ')}.`;
   else if (code === 'FORBIDDEN') detail = `This API key lacks the scope ${route.scope}.`;
+  // A version other than the one If-Match names: HTTP's own answer to a failed condition.
+  if (code === 'CONFLICT' && error.extensions?.currentVersion !== undefined) code = 'PRECONDITION_FAILED';
   return apiError(code, detail, { errors, headers: errorHeaders(error) });
 }
 
+/** A deleted record in a sync: just enough for a mirror to remove it. */
+function tombstone(record: Record<string, unknown>) {
+  return record.deleted_at ? { id: record.id, deleted: true, deleted_at: record.deleted_at, version: record.version } : record;
+}
+
+const etagOf = (record: unknown) => `"${String((record as { version: number }).version)}"`;
+
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
-  let response: Response;
   try {
-    // Items and creates take no query parameters: the same check refuses any that come.
+    // Only lists take query parameters: the same check refuses any that come elsewhere.
     const queried = queryVariables(url, route.params);
-    const { variables, inputErrors } =
-      route.kind === 'create' ? await bodyVariables(request, route) : { variables: route.kind === 'list' ? queried : { id }, inputErrors: undefined };
+    let variables: Record<string, unknown> = route.kind === 'list' ? queried : { id };
+    let inputErrors: FieldError[] | undefined;
+    if (CHANGES.has(route.kind)) variables.expectedVersion = expectedVersion(request);
+    if (route.kind === 'create' || route.kind === 'update') {
+      const body = await bodyVariables(request, route);
+      variables = { ...variables, ...body.variables };
+      inputErrors = body.inputErrors;
+    }
     const result = await execute(route, variables, inputErrors);
     const error = result.errors?.[0];
     const data = result.data?.result;
     if (error) {
-      response = problemResponse(inRestWords(error, route), requestId);
-    } else if (data === null || data === undefined) {
-      response = problemResponse(apiError('NOT_FOUND', `No ${route.resource.type.toLowerCase()} with this id in this organization.`), requestId);
-    } else if (route.kind === 'create') {
-      const created = data as { id: string };
-      response = Response.json(data, { status: 201, headers: { location: `${base}/${route.resource.path}/${created.id}` } });
-    } else {
-      response = Response.json(data);
+      const refusal = inRestWords(error, route);
+      // A failed condition answers the record as it is now, so the client can merge and retry.
+      const current = codeOf(refusal) === 'PRECONDITION_FAILED' && route.item ? (await execute(route.item, { id })).data?.result : undefined;
+      return problemResponse(refusal, requestId, current ? { current } : undefined, current ? { etag: etagOf(current) } : undefined);
     }
+    if (data === null || data === undefined) {
+      return problemResponse(apiError('NOT_FOUND', `No ${route.resource.type.toLowerCase()} with this id in this organization.`), requestId);
+    }
+    if (route.kind === 'list') {
+      const page = data as { data: Array<Record<string, unknown>> };
+      return Response.json({ ...page, data: page.data.map(tombstone) });
+    }
+    const etag = etagOf(data);
+    if (route.kind === 'delete') return new Response(null, { status: 204, headers: { etag } });
+    if (route.kind === 'item' && unchanged(request, etag)) return new Response(null, { status: 304, headers: { etag } });
+    if (route.kind === 'create') {
+      const location = `${base}/${route.resource.path}/${(data as { id: string }).id}`;
+      return Response.json(data, { status: 201, headers: { location, etag } });
+    }
+    return Response.json(data, { headers: { etag } });
   } catch (error) {
     if (!(error instanceof GraphQLError)) throw error;
-    response = problemResponse(error, requestId);
+    return problemResponse(error, requestId);
   }
-  return response;
 }

@@ -32,9 +32,9 @@ export function matchRest(method: string, pathname: string): RestMatch {
     return response ? { kind: 'reference', respond: () => response } : { kind: 'not-found' };
   }
   const segments = rest.split('/').slice(1);
-  if (segments.length < 1 || segments.length > 2 || segments.some((s) => s === '')) return { kind: 'not-found' };
-  const [collection, id] = segments as [string, string | undefined];
-  const path = id === undefined ? `/${collection}` : `/${collection}/{id}`;
+  if (segments.length < 1 || segments.length > 3 || segments.some((s) => s === '')) return { kind: 'not-found' };
+  const [collection, id, action] = segments as [string, string | undefined, string | undefined];
+  const path = id === undefined ? `/${collection}` : action === undefined ? `/${collection}/{id}` : `/${collection}/{id}/${action}`;
   const candidates = ROUTES.filter((route) => route.path === path);
   if (candidates.length === 0) return { kind: 'not-found' };
   const route = candidates.find((r) => r.method === method);

@@ -46,10 +46,10 @@ export interface QueryParam {
 }
 
 export interface Route {
-  method: 'GET' | 'POST';
-  /** `/customers` or `/customers/{id}`. */
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** `/customers`, `/customers/{id}` or `/customers/{id}/restore`. */
   path: string;
-  kind: 'list' | 'item' | 'create';
+  kind: RestExtension['kind'];
   resource: Resource;
   scope: Scope;
   document: string;
@@ -58,7 +58,15 @@ export interface Route {
   params: QueryParam[];
   input?: GraphQLInputObjectType;
   record: GraphQLObjectType;
+  /** A move's verb (`send`); an update's list of them (a status changes only through them). */
+  verb?: string;
+  moves?: string[];
+  /** The item row of the same resource (a refused change answers the current record). */
+  item?: Route;
 }
+
+/** Rows that change one record: they take If-Match and an Idempotency-Key. */
+export const CHANGES: ReadonlySet<Route['kind']> = new Set(['update', 'delete', 'restore', 'move']);
 
 /** The record's fields, aliased to snake_case: `created_at: createdAt`. */
 export function selectionOf(type: GraphQLObjectType, embedded: string[] = []): string {
@@ -81,7 +89,9 @@ function paramKind(typeName: string, schema: GraphQLSchema): Pick<QueryParam, 'k
 }
 
 export function buildRoutes(schema: GraphQLSchema): Route[] {
-  return rowsOf(schema).map((row) => ({ ...row, parsed: parse(row.document) }));
+  const routes: Route[] = rowsOf(schema).map((row) => ({ ...row, parsed: parse(row.document) }));
+  for (const route of routes) route.item = routes.find((r) => r.kind === 'item' && r.resource.path === route.resource.path);
+  return routes;
 }
 
 interface FieldExtensions {
@@ -104,8 +114,21 @@ function recordOf(field: GraphQLField<unknown, unknown>, kind: RestExtension['ki
   return kind === 'list' ? (getNamedType(named.getFields().data!.type) as GraphQLObjectType) : named;
 }
 
-function rowsOf(schema: GraphQLSchema): Array<Omit<Route, 'parsed'>> {
-  const rows: Array<Omit<Route, 'parsed'>> = [];
+/** Where each kind of row answers, below /v1. */
+const ADDRESS: Record<RestExtension['kind'], { method: Route['method']; path: (rest: RestExtension) => string }> = {
+  list: { method: 'GET', path: (rest) => `/${rest.path}` },
+  create: { method: 'POST', path: (rest) => `/${rest.path}` },
+  item: { method: 'GET', path: (rest) => `/${rest.path}/{id}` },
+  update: { method: 'PATCH', path: (rest) => `/${rest.path}/{id}` },
+  delete: { method: 'DELETE', path: (rest) => `/${rest.path}/{id}` },
+  restore: { method: 'POST', path: (rest) => `/${rest.path}/{id}/restore` },
+  move: { method: 'POST', path: (rest) => `/${rest.path}/{id}/${rest.verb!}` },
+};
+
+type Row = Omit<Route, 'parsed' | 'item'>;
+
+function rowsOf(schema: GraphQLSchema): Row[] {
+  const rows: Row[] = [];
   const fields = [...Object.values(schema.getQueryType()!.getFields()), ...Object.values(schema.getMutationType()!.getFields())];
   // A create answers the record as the resource's list declares it.
   const embeddedOf = new Map(fields.flatMap((field) => (restOf(field)?.rest.kind === 'list' ? [[restOf(field)!.rest.path, restOf(field)!.rest.embedded]] : [])));
@@ -118,6 +141,8 @@ function rowsOf(schema: GraphQLSchema): Array<Omit<Route, 'parsed'>> {
     const selection = selectionOf(record, resource.embedded);
     const declarations = field.args.map((arg) => `$${arg.name}: ${String(arg.type)}`).join(', ');
     const passing = field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
+    const { method, path } = ADDRESS[rest.kind];
+    const row = { method, path: path(rest), kind: rest.kind, resource, scope, params: [], record, verb: rest.verb, moves: rest.moves };
     if (rest.kind === 'list') {
       const params = field.args.map((arg) => ({
         name: snakeCase(arg.name),
@@ -126,16 +151,16 @@ function rowsOf(schema: GraphQLSchema): Array<Omit<Route, 'parsed'>> {
         type: arg.type,
         ...paramKind(getNamedType(arg.type).name, schema),
       }));
-      const document = `query List(${declarations}) { result: ${field.name}(${passing}) { data { ${selection} } pagination { page limit total } } }`;
-      rows.push({ method: 'GET', path: `/${rest.path}`, kind: 'list', resource, scope, params, record, document });
+      const pagination = 'pagination { page limit total next_cursor: nextCursor has_more: hasMore }';
+      const document = `query List(${declarations}) { result: ${field.name}(${passing}) { data { ${selection} } ${pagination} } }`;
+      rows.push({ ...row, params, document });
     } else if (rest.kind === 'item') {
-      const document = `query Item(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
-      rows.push({ method: 'GET', path: `/${rest.path}/{id}`, kind: 'item', resource, scope, params: [], record, document });
+      rows.push({ ...row, document: `query Item(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }` });
     } else {
+      const document = `mutation Change(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
       const input = getNamedType(field.args.find((arg) => arg.name === 'input')?.type);
-      if (!input || !isInputObjectType(input)) throw new Error(`${field.name}(input) must take an input object`);
-      const document = `mutation Create(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
-      rows.push({ method: 'POST', path: `/${rest.path}`, kind: 'create', resource, scope, params: [], input, record, document });
+      if ((rest.kind === 'create' || rest.kind === 'update') && !isInputObjectType(input)) throw new Error(`${field.name}(input) must take an input object`);
+      rows.push({ ...row, document, input: isInputObjectType(input) ? input : undefined });
     }
   }
   return rows;

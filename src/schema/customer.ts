@@ -2,7 +2,7 @@ import { invalidInput } from '../errors.js';
 import { builder } from './builder.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineResource, restCreate } from './resource.js';
-import { InputCheck } from './validation.js';
+import { InputCheck, patchData } from './validation.js';
 
 export const Customer = builder.prismaObject('Customer', {
   fields: (t) => ({
@@ -12,6 +12,8 @@ export const Customer = builder.prismaObject('Customer', {
     phone: t.exposeString('phone', { nullable: true, description: 'E.164, such as +14155550123.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     jobs: t.relation('jobs', { authScopes: { scope: 'jobs:read' }, nullable: true, args: relationArgs, query: relationQuery }),
     emails: t.relation('emails', { authScopes: { scope: 'emails:read' }, nullable: true, args: relationArgs, query: relationQuery }),
     invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, nullable: true, args: relationArgs, query: relationQuery }),
@@ -46,6 +48,25 @@ defineResource(Customer, {
   write: 'customers:write',
   description: 'Customers, newest first.',
   search: { description: 'Case-insensitive substring of the name or e-mail.', where: customerSearch },
+  update: {
+    input: builder.inputType('UpdateCustomerInput', {
+      fields: (t) => ({
+        name: t.string({ description: '1 to 200 characters after trimming; cannot be cleared.' }),
+        email: t.string({ description: 'A valid address, at most 254 characters; null clears it.' }),
+        phone: t.string({ description: 'E.164; null clears it.' }),
+      }),
+    }),
+    check: async (ctx, patch) => {
+      const check = new InputCheck(ctx.inputErrors);
+      const data = patchData(patch as { name?: string | null; email?: string | null; phone?: string | null }, {
+        name: (name) => check.text('name', name, { max: 200, required: true }),
+        email: (email) => check.email('email', email),
+        phone: (phone) => check.phone('phone', phone),
+      });
+      check.done();
+      return data;
+    },
+  },
 });
 
 

@@ -1,7 +1,7 @@
 import { builder } from './builder.js';
 import { EmailTypeEnum } from './enums.js';
 import { requireReference } from './references.js';
-import { defineResource } from './resource.js';
+import { defineResource, restCreate } from './resource.js';
 import { InputCheck } from './validation.js';
 
 export const Email = builder.prismaObject('Email', {
@@ -16,6 +16,9 @@ export const Email = builder.prismaObject('Email', {
     body: t.exposeString('body', { extensions: { cost: 100 } }),
     sentAt: t.expose('sentAt', { type: 'DateTime' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });
@@ -24,6 +27,8 @@ defineResource(Email, {
   type: 'Email',
   path: 'emails',
   read: 'emails:read',
+  // The contract has no emails:write scope; recording e-mail is customer-record work.
+  write: 'customers:write',
   description: 'Incoming and outgoing e-mails, newest first.',
   split: { arg: 'type', enum: EmailTypeEnum },
   byCustomer: true,
@@ -45,9 +50,10 @@ const CreateEmailInput = builder.inputType('CreateEmailInput', {
 builder.mutationField('createEmail', (t) =>
   t.prismaField({
     type: 'Email',
-    description: 'Records an incoming or outgoing e-mail. (REST has no create route for e-mails.)',
+    description: 'Records an incoming or outgoing e-mail. An e-mail is a record of a message: it cannot be edited, only deleted.',
     // The contract has no emails:write scope; recording e-mail is customer-record work.
     authScopes: { scope: 'customers:write' }, nullable: true,
+    extensions: restCreate('emails'),
     args: { input: t.arg({ type: CreateEmailInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck(ctx.inputErrors);

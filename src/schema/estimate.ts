@@ -1,6 +1,6 @@
 import { builder } from './builder.js';
 import { QuoteStatusEnum } from './enums.js';
-import { defineBillingCreate } from './line-items.js';
+import { billingUpdate, defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
 
@@ -18,6 +18,8 @@ export const Estimate = builder.prismaObject('Estimate', {
     validUntil: t.expose('validUntil', { type: 'Date', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
     job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }),
@@ -34,6 +36,9 @@ defineResource(Estimate, {
   embedded: ['lineItems'],
   // Sending is what issues an estimate.
   moves: quoteMoves('Estimate', { send: ['issuedAt'] }),
+  update: billingUpdate('Estimate', 'validUntil'),
+  // Financial records: once sent, an estimate is kept.
+  deletable: ['draft'],
 });
 
-defineBillingCreate({ type: 'Estimate', scope: 'estimates:write', date: 'validUntil' });
+defineBillingCreate({ type: 'Estimate', scope: 'estimates:write', date: 'validUntil', rest: 'estimates' });

@@ -1,7 +1,7 @@
 import type { InvoiceStatus } from '../generated/prisma/enums.js';
 import { builder } from './builder.js';
 import { InvoiceStatusEnum } from './enums.js';
-import { defineBillingCreate } from './line-items.js';
+import { billingUpdate, defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import type { Move } from './transitions.js';
 
@@ -20,6 +20,8 @@ export const Invoice = builder.prismaObject('Invoice', {
     paidAt: t.expose('paidAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
     job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }),
@@ -35,9 +37,12 @@ defineResource(Invoice, {
   byCustomer: true,
   embedded: ['lineItems'],
   moves: {
-    sendInvoice: { from: ['draft'], to: 'sent', stamps: ['issuedAt'] },
-    markInvoicePaid: { from: ['sent'], to: 'paid', stamps: ['paidAt'] },
+    sendInvoice: { verb: 'send', from: ['draft'], to: 'sent', stamps: ['issuedAt'] },
+    markInvoicePaid: { verb: 'pay', from: ['sent'], to: 'paid', stamps: ['paidAt'] },
   } satisfies Record<string, Move<InvoiceStatus>>,
+  update: billingUpdate('Invoice', 'dueDate'),
+  // Financial records: once sent, an invoice is kept.
+  deletable: ['draft'],
 });
 
 defineBillingCreate({ type: 'Invoice', scope: 'invoices:write', date: 'dueDate', rest: 'invoices' });

@@ -5,7 +5,7 @@ import { requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineResource, restCreate } from './resource.js';
 import type { Move } from './transitions.js';
-import { InputCheck } from './validation.js';
+import { InputCheck, patchData } from './validation.js';
 
 export const Job = builder.prismaObject('Job', {
   fields: (t) => ({
@@ -18,6 +18,8 @@ export const Job = builder.prismaObject('Job', {
     completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
     invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, nullable: true, args: relationArgs, query: relationQuery }),
     estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, nullable: true, args: relationArgs, query: relationQuery }),
@@ -33,10 +35,32 @@ defineResource(Job, {
   split: { arg: 'status', enum: JobStatusEnum },
   byCustomer: true,
   moves: {
-    startJob: { from: ['scheduled'], to: 'in_progress' },
-    completeJob: { from: ['in_progress'], to: 'completed', stamps: ['completedAt'] },
-    cancelJob: { from: ['scheduled', 'in_progress'], to: 'cancelled' },
+    startJob: { verb: 'start', from: ['scheduled'], to: 'in_progress' },
+    completeJob: { verb: 'complete', from: ['in_progress'], to: 'completed', stamps: ['completedAt'] },
+    cancelJob: { verb: 'cancel', from: ['scheduled', 'in_progress'], to: 'cancelled' },
   } satisfies Record<string, Move<JobStatus>>,
+  update: {
+    input: builder.inputType('UpdateJobInput', {
+      fields: (t) => ({
+        customerId: t.id({ description: 'A customer of this organization.' }),
+        title: t.string({ description: '1 to 200 characters; cannot be cleared.' }),
+        description: t.string({ description: 'At most 5000 characters; null clears it.' }),
+        scheduledAt: t.field({ type: 'DateTime', description: 'null clears it.' }),
+      }),
+    }),
+    check: async (ctx, patch) => {
+      const check = new InputCheck(ctx.inputErrors);
+      const data = patchData(patch as { customerId?: string | null; title?: string | null; description?: string | null; scheduledAt?: Date | null }, {
+        customerId: (id) => check.id('customerId', id),
+        title: (title) => check.text('title', title, { max: 200, required: true }),
+        description: (description) => check.text('description', description, { max: 5000 }),
+        scheduledAt: (at) => at,
+      });
+      if (data.customerId) await requireReference(check, ctx.prisma.customer, 'customerId', data.customerId as string);
+      check.done();
+      return data;
+    },
+  },
 });
 
 

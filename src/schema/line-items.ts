@@ -6,7 +6,7 @@ import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
 import { builder } from './builder.js';
 import { requireReference } from './references.js';
 import { restCreate } from './resource.js';
-import { InputCheck, MAX_AMOUNT } from './validation.js';
+import { InputCheck, MAX_AMOUNT, patchData } from './validation.js';
 
 const MAX_LINE_ITEMS = 100;
 
@@ -91,6 +91,41 @@ interface BillingCreate {
   date: 'dueDate' | 'validUntil';
   /** REST path of `POST /v1/{path}`, where REST offers the create. */
   rest?: string;
+}
+
+type BillingDate = 'dueDate' | 'validUntil';
+
+/**
+ * The update of a draft invoice or estimate: its lines (replaced as a whole, with the total),
+ * currency, date and job. Its customer and number stay; a sent one does not change at all.
+ */
+export function billingUpdate(type: 'Invoice' | 'Estimate', date: BillingDate) {
+  return {
+    input: builder.inputType(`Update${type}Input`, {
+      fields: (t) => ({
+        jobId: t.id({ description: 'A job of this organization; null clears it.' }),
+        currency: t.string({ description: 'ISO 4217, such as USD.' }),
+        lineItems: t.field({ type: [LineItemInput], description: '1 to 100 lines; replaces all lines.' }),
+        [date]: t.field({ type: 'Date', description: 'null clears it.' }),
+      }),
+    }),
+    check: async ({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, patch: Record<string, unknown>) => {
+      const check = new InputCheck(inputErrors);
+      const data = patchData(patch, {
+        jobId: (id) => check.id('jobId', id as string | null, { required: false }),
+        currency: (currency) => check.currency('currency', currency as string | null),
+        [date]: (day) => day,
+      });
+      if (patch.lineItems !== undefined) {
+        const { lines, totalAmount } = checkLineItems(check, patch.lineItems as readonly LineItemInputShape[] | null);
+        Object.assign(data, { totalAmount, lineItems: { deleteMany: {}, createMany: { data: lines } } });
+      }
+      if (data.jobId) await requireReference(check, prisma.job, 'jobId', data.jobId as string);
+      check.done();
+      return data;
+    },
+    editable: ['draft'] as const,
+  };
 }
 
 /** `create<Type>(input)`: a draft with the organization's next number. */

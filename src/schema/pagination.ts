@@ -1,9 +1,11 @@
-// Paged lists, in one place: the `page`/`limit` arguments and their bounds, the newest-first
-// order, and the `{ data, pagination }` page type every list answers.
+// Paged lists, in one place: the `page`/`limit`/`cursor` arguments and their bounds, the
+// two orders (newest first; change order for a sync), and the `{ data, pagination }` page
+// type every list answers.
 import type { ObjectRef } from '@pothos/core';
 import { invalidInput, type FieldError } from '../errors.js';
 import type { Context } from '../context.js';
 import { builder, type Types } from './builder.js';
+import { readCursor, writeCursor, type CursorScope, type Filters, type Order } from './cursor.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -15,6 +17,8 @@ export interface Pagination {
   page: number;
   limit: number;
   total: number;
+  nextCursor: string | null;
+  hasMore: boolean;
 }
 
 export const PaginationRef = builder.objectRef<Pagination>('Pagination').implement({
@@ -22,6 +26,11 @@ export const PaginationRef = builder.objectRef<Pagination>('Pagination').impleme
     page: t.exposeInt('page', { description: 'The page returned, from 1.' }),
     limit: t.exposeInt('limit', { description: 'The page size asked for.' }),
     total: t.exposeInt('total', { description: 'How many records match, on all pages.' }),
+    nextCursor: t.exposeString('nextCursor', {
+      nullable: true,
+      description: 'Pass as `cursor` for the next page. In change order (a sync) it is never null: on the last page it is where to resume later.',
+    }),
+    hasMore: t.exposeBoolean('hasMore', { description: 'Whether more records follow this page now.' }),
   }),
 });
 
@@ -30,11 +39,14 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
-type PageArgs = { page?: number | null; limit?: number | null };
+type PageArgs = { page?: number | null; limit?: number | null; cursor?: string | null; updatedSince?: Date | null; includeDeleted?: boolean | null };
 
 export const pageArgs = builder.args((t) => ({
   page: t.int({ defaultValue: 1, description: 'Page number, from 1.' }),
   limit: t.int({ defaultValue: DEFAULT_LIMIT, description: `Page size, 1 to ${MAX_LIMIT}.` }),
+  cursor: t.string({ description: "Continues from a page's `nextCursor` (its list and filters come with it)." }),
+  updatedSince: t.field({ type: 'DateTime', description: 'Only records changed at or after this time; the list is then in change order, oldest change first.' }),
+  includeDeleted: t.boolean({ description: 'Include deleted records (as tombstones on REST); the list is then in change order, oldest change first.' }),
 }));
 
 export function limitErrors(limit: number | null | undefined, param = 'limit'): FieldError[] {
@@ -45,7 +57,7 @@ export function limitErrors(limit: number | null | undefined, param = 'limit'): 
 }
 
 /** Validates the paging arguments; throws a BAD_REQUEST naming each bad one. */
-export function pageWindow(args: PageArgs) {
+export function pageWindow(args: Pick<PageArgs, 'page' | 'limit'>) {
   const page = args.page ?? 1;
   const limit = args.limit ?? DEFAULT_LIMIT;
   const errors = [...(Number.isInteger(page) && page >= 1 ? [] : [{ param: 'page', message: 'must be an integer of at least 1' }]), ...limitErrors(limit)];
@@ -58,24 +70,86 @@ interface Listable<T> {
   count(args: { where: object }): Promise<number>;
 }
 
+/** What a list page is drawn from: the resource, its own filters and how they filter. */
+export interface ListRequest extends CursorScope {
+  /** The list's filters as given (search, status, customerId, ...; absent ones left out). */
+  filters: Filters;
+  /** The `where` of a set of filters (a cursor's, when the request continues one). */
+  where: (filters: Filters) => object;
+  /** The maintained count of a set of filters, when they have one. */
+  counted?: (filters: Filters) => (() => Promise<number>) | undefined;
+}
+
+interface Keyed {
+  id: string;
+  createdAt: Date;
+  changeSeq: bigint;
+}
+
+/** Only the filters a request actually names. */
+export function named(values: Record<string, unknown>): Filters {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null && v !== undefined && v !== '')) as Filters;
+}
+
 /**
- * Runs one page and its total. `query` is plugin-prisma's selection for `data`. When the
- * filter is one the maintained counts cover (`counted`), the total is read from them
- * instead of counting rows, which at 100,000 rows costs more than the page itself.
+ * Runs one page and its total. `query` is plugin-prisma's selection for `data`. Two orders:
+ * newest first (the default; `page`, or a cursor past the last record shown), and change
+ * order, oldest change first, when the list asks for `updatedSince` or `includeDeleted` (a
+ * sync: its cursor is the change sequence, see docs/API.md). When the filter is one the
+ * maintained counts cover (`counted`), the total is read from them instead of counting rows,
+ * which at 100,000 rows costs more than the page itself.
  */
-export async function paginate<T>(
-  model: Listable<T>,
-  where: object,
-  args: PageArgs,
-  query: object,
-  counted?: () => Promise<number>,
-): Promise<Page<T>> {
-  const { page, limit, skip, take } = pageWindow(args);
-  const [data, total] = await Promise.all([
-    model.findMany({ ...query, where, orderBy: NEWEST_FIRST, skip, take }),
-    counted ? counted() : model.count({ where }),
+export async function paginate<T>(model: Listable<T>, list: ListRequest, args: PageArgs, query: object): Promise<Page<T>> {
+  const given = named({ ...list.filters, updatedSince: args.updatedSince?.toISOString(), includeDeleted: args.includeDeleted || undefined });
+  const cursor = args.cursor == null ? undefined : readCursor(args.cursor, list, given);
+  if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
+  const filters = cursor?.filters ?? given;
+  const { updatedSince, includeDeleted, ...own } = filters;
+  const order: Order = cursor?.order ?? (updatedSince || includeDeleted ? 'changes' : 'newest');
+  const { page, limit, skip } = pageWindow({ page: cursor?.page ?? args.page, limit: args.limit });
+
+  const matching = {
+    ...list.where(own),
+    ...(includeDeleted ? { deletedAt: undefined } : {}),
+    ...(updatedSince ? { updatedAt: { gte: new Date(String(updatedSince)) } } : {}),
+  };
+  const after = !cursor ? {} : order === 'changes' ? { changeSeq: { gt: BigInt(cursor.position) } } : olderThan(cursor.position);
+  const counted = includeDeleted || updatedSince ? undefined : list.counted?.(own);
+  const [rows, total] = await Promise.all([
+    model.findMany({
+      ...withKeys(query),
+      where: { AND: [matching, after] },
+      orderBy: order === 'changes' ? [{ changeSeq: 'asc' as const }] : NEWEST_FIRST,
+      skip: cursor ? 0 : skip,
+      take: limit + 1,
+    }),
+    counted ? counted() : model.count({ where: matching }),
   ]);
-  return { data, pagination: { page, limit, total } };
+  const hasMore = rows.length > limit;
+  const data = hasMore ? rows.slice(0, limit) : rows;
+  const last = data.at(-1) as Keyed | undefined;
+  let nextCursor: string | null = null;
+  if (order === 'changes') {
+    // Where to resume: after the last record shown, or where this page began.
+    const position = last ? String(last.changeSeq) : (cursor?.position ?? (skip === 0 ? '0' : undefined));
+    if (position !== undefined) nextCursor = writeCursor(list, { order, page: hasMore ? page + 1 : page, position, filters });
+  } else if (hasMore && last) {
+    nextCursor = writeCursor(list, { order, page: page + 1, position: `${last.createdAt.toISOString()}|${last.id}`, filters });
+  }
+  return { data, pagination: { page, limit, total, nextCursor, hasMore } };
+}
+
+/** The ordering keys every page needs, whatever the client selected. */
+function withKeys(query: object): object {
+  const { select } = query as { select?: Record<string, unknown> };
+  return select ? { ...query, select: { ...select, id: true, createdAt: true, changeSeq: true } } : query;
+}
+
+/** Records after (older than) the newest-first position `createdAt|id`. */
+function olderThan(position: string): object {
+  const [at, id] = position.split('|') as [string, string];
+  const createdAt = new Date(at);
+  return { OR: [{ createdAt: { lt: createdAt } }, { createdAt, id: { lt: id } }] };
 }
 
 /** Resources counted as one number; the others are counted per status (or type). */

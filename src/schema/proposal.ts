@@ -1,9 +1,9 @@
 import { builder } from './builder.js';
 import { QuoteStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
-import { defineResource } from './resource.js';
+import { defineResource, restCreate } from './resource.js';
 import { quoteMoves } from './transitions.js';
-import { InputCheck } from './validation.js';
+import { InputCheck, patchData } from './validation.js';
 
 export const Proposal = builder.prismaObject('Proposal', {
   fields: (t) => ({
@@ -15,6 +15,8 @@ export const Proposal = builder.prismaObject('Proposal', {
     currency: t.exposeString('currency', { description: 'ISO 4217.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });
@@ -28,6 +30,27 @@ defineResource(Proposal, {
   split: { arg: 'status', enum: QuoteStatusEnum },
   byCustomer: true,
   moves: quoteMoves('Proposal'),
+  update: {
+    input: builder.inputType('UpdateProposalInput', {
+      fields: (t) => ({
+        title: t.string({ description: '1 to 200 characters.' }),
+        totalAmount: t.int({ description: 'Minor units, from 0.' }),
+        currency: t.string({ description: 'ISO 4217, such as USD.' }),
+      }),
+    }),
+    check: async (ctx, patch) => {
+      const check = new InputCheck(ctx.inputErrors);
+      const data = patchData(patch as { title?: string | null; totalAmount?: number | null; currency?: string | null }, {
+        title: (title) => check.text('title', title, { max: 200, required: true }),
+        totalAmount: (amount) => check.amount('totalAmount', amount),
+        currency: (currency) => check.currency('currency', currency),
+      });
+      check.done();
+      return data;
+    },
+    // A proposal that was sent is what the customer saw.
+    editable: ['draft'],
+  },
 });
 
 
@@ -45,6 +68,7 @@ builder.mutationField('createProposal', (t) =>
     type: 'Proposal',
     description: 'Creates a draft proposal.',
     authScopes: { scope: 'proposals:write' }, nullable: true,
+    extensions: restCreate('proposals'),
     args: { input: t.arg({ type: CreateProposalInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const check = new InputCheck(ctx.inputErrors);

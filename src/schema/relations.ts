@@ -10,5 +10,6 @@ export const relationArgs = builder.args((t) => ({
 export function relationQuery(args: { limit?: number | null }) {
   const errors = limitErrors(args.limit);
   if (errors.length > 0) throw invalidInput(errors);
-  return { orderBy: NEWEST_FIRST, take: args.limit ?? DEFAULT_LIMIT };
+  // Deleted records are not part of a relation (a nested read bypasses the tenant client's filter).
+  return { where: { deletedAt: null }, orderBy: NEWEST_FIRST, take: args.limit ?? DEFAULT_LIMIT };
 }

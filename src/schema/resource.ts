@@ -1,32 +1,48 @@
-// One declaration per resource: its paged list (filters, counted totals), its item, its
-// transitions and its REST path, in one call. The REST route table reads the `rest`
-// extension this puts on the fields (see rest/routes.ts), and each route's scope from the
-// field's own authScopes, so REST serves exactly what the schema declares.
-import type { EnumRef, ObjectRef } from '@pothos/core';
+// One declaration per resource: its paged list (filters, counted totals, sync), its item,
+// its update, delete and restore, its transitions and its REST rows, in one call. The REST
+// route table reads the `rest` extension this puts on the fields (see rest/routes.ts), and
+// each route's scope from the field's own authScopes, so REST serves exactly what the
+// schema declares.
+import type { EnumRef, InputObjectRef, ObjectRef } from '@pothos/core';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { builder, type Types } from './builder.js';
-import { pageArgs, pageType, paginate, recordTotal } from './pagination.js';
+import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, type ResourceType } from './changes.js';
+import type { Filters } from './cursor.js';
+import { named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter } from './references.js';
-import { applyMove, type Move, type Movable } from './transitions.js';
+import type { Move } from './transitions.js';
 import { isUuid } from './validation.js';
 
-/** The Prisma models a resource can be (each one GraphQL object type). */
-export type ResourceType = 'Customer' | 'Job' | 'Email' | 'Invoice' | 'Estimate' | 'Proposal';
-type Delegate = 'customer' | 'job' | 'email' | 'invoice' | 'estimate' | 'proposal';
+export type { ResourceType } from './changes.js';
 
 /** What the REST route table reads from a field (`extensions.rest`). */
 export interface RestExtension {
   /** URL segment: /v1/{path}. */
   path: string;
-  kind: 'list' | 'item' | 'create';
+  kind: 'list' | 'item' | 'create' | 'update' | 'delete' | 'restore' | 'move';
   /** Object-valued fields that are part of the record (not links to other records). */
   embedded?: string[];
+  /** A move's URL segment: POST /v1/{path}/{id}/{verb}. */
+  verb?: string;
+  /** An update's: the verbs that change the record's status instead. */
+  moves?: string[];
 }
 
 export function restExtension(rest: RestExtension) {
   return { rest };
+}
+
+type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
+
+interface UpdateSpec<Status extends string> {
+  /** The `Update<Type>Input`: every field optional; null clears an optional one. */
+  input: InputObjectRef<SchemaTypes, object>;
+  /** Checks a patch (every fault named at once) and answers the data to write. */
+  check: (ctx: Context, patch: Record<string, unknown>) => Promise<object>;
+  /** Statuses in which the record may be edited (any when absent). */
+  editable?: readonly Status[];
 }
 
 interface ResourceSpec<Status extends string> {
@@ -34,8 +50,8 @@ interface ResourceSpec<Status extends string> {
   /** REST path and the name its totals are counted under (record_counts.resource). */
   path: string;
   read: Scope;
-  /** The scope of its transitions. */
-  write?: Scope;
+  /** The scope of its changes: update, delete, restore and transitions. */
+  write: Scope;
   /** Description of the list field. */
   description: string;
   /** An enumerated filter that also splits the maintained counts (`status`, or `type`). */
@@ -47,32 +63,33 @@ interface ResourceSpec<Status extends string> {
   embedded?: string[];
   /** Transitions: mutation name -> move. */
   moves?: Record<string, Move<Status>>;
+  update?: UpdateSpec<Status>;
+  /** Statuses in which the record may be deleted (any when absent). */
+  deletable?: readonly Status[];
 }
-
-type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
-
-const lower = (type: ResourceType) => type.toLowerCase() as Delegate;
 
 interface Listable {
   findMany(args: object): Promise<unknown[]>;
   count(args: { where: object }): Promise<number>;
   findFirst(args: object): Promise<unknown>;
-  findFirstOrThrow(args: object): Promise<unknown>;
 }
 
-const delegate = (ctx: Context, type: ResourceType) => ctx.prisma[lower(type)] as unknown as Listable;
+const delegate = (ctx: Context, type: ResourceType) => ctx.prisma[delegateName(type)] as unknown as Listable;
 
-/** Declares a resource's list, item, transitions and REST rows; `record` is its prismaObject. */
+const an = (word: string) => (/^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}`);
+
+/** Declares a resource's list, item, changes, transitions and REST rows; `record` is its prismaObject. */
 export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, spec: ResourceSpec<Status>): void {
-  const item = lower(spec.type);
+  const item = delegateName(spec.type);
   const Page = pageType(spec.type, record);
+  const rest = (kind: RestExtension['kind'], more: Partial<RestExtension> = {}) => restExtension({ path: spec.path, kind, embedded: spec.embedded, ...more });
   builder.queryFields((t) => ({
     [spec.path]: t.field({
       type: Page,
       description: spec.description,
       authScopes: { scope: spec.read },
       nullable: true,
-      extensions: restExtension({ path: spec.path, kind: 'list', embedded: spec.embedded }),
+      extensions: rest('list'),
       args: {
         ...pageArgs,
         ...(spec.search ? { search: t.arg.string({ description: spec.search.description }) } : {}),
@@ -80,44 +97,85 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
         ...(spec.byCustomer ? { customerId: t.arg.id() } : {}),
       },
       resolve: (_root, args, ctx, info) => {
-        const filters = args as { search?: string | null; customerId?: string | null; status?: Status | null; type?: Status | null };
-        const split = spec.split ? filters[spec.split.arg] : undefined;
-        const where = {
-          ...(spec.search ? spec.search.where(filters.search) : {}),
-          ...(spec.byCustomer ? customerFilter(filters.customerId) : {}),
-          ...(spec.split && split ? { [spec.split.arg]: split } : {}),
-        };
+        const given = args as { search?: string | null; customerId?: string | number | null; status?: Status | null; type?: Status | null };
+        const filters = named({
+          search: given.search?.trim(),
+          customerId: given.customerId === null || given.customerId === undefined ? undefined : String(given.customerId).toLowerCase(),
+          ...(spec.split ? { [spec.split.arg]: given[spec.split.arg] } : {}),
+        });
+        const where = (f: Filters) => ({
+          ...(spec.search ? spec.search.where(f.search as string | undefined) : {}),
+          ...(spec.byCustomer ? customerFilter(f.customerId as string | undefined) : {}),
+          ...(spec.split && f[spec.split.arg] ? { [spec.split.arg]: f[spec.split.arg] } : {}),
+        });
         // The maintained counts cover the whole organization, or one value of the split.
-        const counted = !filters.customerId && !filters.search?.trim() ? recordTotal(ctx, spec.path, split) : undefined;
-        return paginate(delegate(ctx, spec.type), where, args, queryFromInfo({ context: ctx, info, path: ['data'] }), counted) as never;
+        const counted = (f: Filters) => (!f.customerId && !f.search ? recordTotal(ctx, spec.path, spec.split ? (f[spec.split.arg] as string) : undefined) : undefined);
+        const list = { organizationId: ctx.auth.organizationId, resource: spec.path, filters, where, counted };
+        return paginate(delegate(ctx, spec.type), list, args, queryFromInfo({ context: ctx, info, path: ['data'] })) as never;
       },
     }),
     [item]: t.prismaField({
       type: spec.type,
       nullable: true,
       authScopes: { scope: spec.read },
-      extensions: restExtension({ path: spec.path, kind: 'item', embedded: spec.embedded }),
+      extensions: rest('item'),
       args: { id: t.arg.id({ required: true }) },
       resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? (delegate(ctx, spec.type).findFirst({ ...query, where: { id: String(id) } }) as never) : null),
     }),
   }));
 
-  for (const [name, move] of Object.entries(spec.moves ?? {})) {
+  /** A mutation that changes one record: `(id, expectedVersion, ...more)` -> the record. */
+  function changeField(name: string, options: { description: string; rest: ReturnType<typeof rest>; input?: InputObjectRef<SchemaTypes, object> }, run: (args: { id: string; expectedVersion?: number | null; input?: Record<string, unknown> }, ctx: Context, query: object) => Promise<unknown>) {
     builder.mutationField(name, (t) =>
       t.prismaField({
         type: spec.type,
-        description: `Moves ${/^[aeiou]/i.test(item) ? 'an' : 'a'} ${item} from ${move.from.join(' or ')} to ${move.to}.`,
-        authScopes: { scope: spec.write! },
+        description: options.description,
+        authScopes: { scope: spec.write },
         nullable: true,
-        args: { id: t.arg.id({ required: true }) },
-        resolve: async (query, _root, { id }, ctx) => {
-          const model = delegate(ctx, spec.type);
-          await applyMove(model as unknown as Movable<Status>, item, String(id), move);
-          return model.findFirstOrThrow({ ...query, where: { id: String(id) } }) as never;
+        extensions: options.rest,
+        args: {
+          id: t.arg.id({ required: true }),
+          ...(options.input ? { input: t.arg({ type: options.input, required: true }) } : {}),
+          expectedVersion: t.arg.int({ description: 'Change only if the record is still at this version (otherwise CONFLICT with `currentVersion`).' }),
         },
+        resolve: (query, _root, args, ctx) => run({ ...(args as object), id: String(args.id) } as never, ctx, query) as never,
       }),
     );
   }
+
+  for (const [name, move] of Object.entries(spec.moves ?? {})) {
+    changeField(name, { description: `Moves ${an(item)} from ${move.from.join(' or ')} to ${move.to}.`, rest: rest('move', { verb: move.verb }) }, ({ id, expectedVersion }, ctx, query) => {
+      const now = new Date();
+      const data = Object.fromEntries([['status', move.to], ...(move.stamps ?? []).map((column) => [column, now])]);
+      return changeRecord(ctx, spec.type, id, { action: move.verb, from: move.from, data, expectedVersion }, query);
+    });
+  }
+
+  const update = spec.update;
+  if (update) {
+    const verbs = Object.values(spec.moves ?? {}).map((move) => move.verb);
+    changeField(
+      `update${spec.type}`,
+      { description: `Changes ${an(item)}'s fields: those given are set, null clears an optional one.${update.editable ? ` Only while ${update.editable.join(' or ')}.` : ''}`, rest: rest('update', { moves: verbs }), input: update.input },
+      async ({ id, expectedVersion, input }, ctx, query) => {
+        const data = await update.check(ctx, input ?? {});
+        return changeRecord(ctx, spec.type, id, { action: 'update', from: update.editable, data, expectedVersion }, query);
+      },
+    );
+  }
+
+  changeField(
+    `delete${spec.type}`,
+    { description: `Deletes ${an(item)} (softly: it can be restored).${spec.deletable ? ` Only while ${spec.deletable.join(' or ')}.` : ''} Records that live records refer to cannot be deleted.`, rest: rest('delete') },
+    ({ id, expectedVersion }, ctx, query) =>
+      changeRecord(ctx, spec.type, id, { action: 'delete', from: spec.deletable, data: { deletedAt: new Date() }, expectedVersion, verify: (db) => refuseIfReferenced(db, spec.type, id) }, query),
+  );
+  changeField(
+    `restore${spec.type}`,
+    { description: `Restores a deleted ${item}, beside the records it refers to.`, rest: rest('restore') },
+    ({ id, expectedVersion }, ctx, query) =>
+      changeRecord(ctx, spec.type, id, { action: 'restore', deleted: true, data: { deletedAt: null }, expectedVersion, verify: (db) => refuseIfParentDeleted(db, spec.type, id) }, query),
+  );
 }
 
 /** The REST row of a create mutation: `POST /v1/{path}`. */

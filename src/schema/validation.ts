@@ -116,3 +116,19 @@ export class InputCheck {
     if (this.errors.length > 0) throw invalidInput(this.errors);
   }
 }
+
+/**
+ * What a merge patch writes: each field it names, through that field's rule. Absent fields
+ * stay as they are; null reaches the rule, which clears an optional field (its value null)
+ * and refuses a required one.
+ */
+export function patchData<Patch extends Record<string, unknown>>(
+  patch: Patch,
+  rules: { [Field in keyof Patch]?: (value: Patch[Field]) => unknown },
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(rules)
+      .filter(([field]) => patch[field] !== undefined)
+      .map(([field, rule]) => [field, (rule as (value: unknown) => unknown)(patch[field])]),
+  );
+}

@@ -88,8 +88,10 @@ export async function gql<T = any>(api: Pick<Api, 'url'>, key: string, query: st
 }
 
 export const rest = (api: Pick<Api, 'url'>, key: string) => ({
-  get: (path: string) => call(`${api.url}/v1${path}`, { key }),
-  post: (path: string, json: unknown, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { method: 'POST', key, json, headers }),
+  get: (path: string, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { key, headers }),
+  post: (path: string, json?: unknown, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { method: 'POST', key, json, headers }),
+  patch: (path: string, json: unknown, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { method: 'PATCH', key, json, headers }),
+  delete: (path: string, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { method: 'DELETE', key, headers }),
 });
 
 /** The CSRF token of a page's form. */

@@ -1,0 +1,135 @@
+// Changes to one record, in one place: every update, transition, delete and restore is one
+// conditional UPDATE naming the state the record must be in (live or deleted, its status,
+// the version the client last saw). The database's row lock makes it atomic: of two
+// concurrent changes from the same version, one wins and the other is refused. A refusal
+// names its reason: 404 (no such record), CONFLICT with the current status, or CONFLICT
+// with the current version (REST answers that one as 412 Precondition Failed).
+import type { Context } from '../context.js';
+import { SOFT_DELETED_MODELS, type TenantClient } from '../db/tenant.js';
+import { apiError } from '../errors.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import { isUuid } from './validation.js';
+
+export type ResourceType = 'Customer' | 'Job' | 'Email' | 'Invoice' | 'Estimate' | 'Proposal';
+type Delegate = 'customer' | 'job' | 'email' | 'invoice' | 'estimate' | 'proposal';
+
+export const delegateName = (type: ResourceType) => type.toLowerCase() as Delegate;
+
+interface Changeable {
+  update(args: object): Promise<unknown>;
+  findFirst(args: object): Promise<Record<string, unknown> | null>;
+}
+
+/** The tenant client, or a transaction of it. */
+export type Db = Pick<TenantClient, Delegate>;
+
+const model = (db: Db, type: ResourceType) => db[delegateName(type)] as unknown as Changeable;
+
+export interface Change {
+  /** What the change is, for messages: `update`, `delete`, `send`, ... */
+  action: string;
+  data: object;
+  /** The version the client names (If-Match, expectedVersion); any version when absent. */
+  expectedVersion?: number | null;
+  /** Statuses the record must be in. */
+  from?: readonly string[];
+  /** Restore changes deleted records; everything else, live ones. */
+  deleted?: boolean;
+  /** Runs after the write in its transaction; throws to undo it. */
+  verify?: (db: Db, id: string) => Promise<void>;
+}
+
+const fieldsOf = (type: string) => getDatamodel().datamodel.models[type]!.fields;
+const HAS_STATUS = new Set((['Customer', 'Job', 'Email', 'Invoice', 'Estimate', 'Proposal'] as const).filter((type) => fieldsOf(type).some((f) => f.name === 'status')));
+
+export const notFound = (type: ResourceType) => apiError('NOT_FOUND', `No ${delegateName(type)} with this id in this organization.`);
+
+/**
+ * Applies `change` to record `id` and answers it as `query` selects it, or throws the
+ * reason it cannot be applied.
+ */
+export async function changeRecord(ctx: Pick<Context, 'prisma' | 'auth'>, type: ResourceType, id: string, change: Change, query: object = {}): Promise<unknown> {
+  if (!isUuid(id)) throw notFound(type);
+  const where = {
+    organizationId_id: { organizationId: ctx.auth.organizationId, id },
+    deletedAt: change.deleted ? { not: null } : null,
+    ...(change.expectedVersion != null ? { version: change.expectedVersion } : {}),
+    ...(change.from ? { status: { in: [...change.from] } } : {}),
+  };
+  const write = async (db: Db) => {
+    const record = await model(db, type).update({ ...query, where, data: change.data });
+    await change.verify?.(db, id);
+    return record;
+  };
+  // A record that changes between a refused write and the look at why it was refused may
+  // have become changeable: try again, a few times.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await (change.verify ? ctx.prisma.$transaction((tx) => write(tx)) : write(ctx.prisma));
+    } catch (error) {
+      if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025')) throw error;
+    }
+    await refuse(ctx.prisma, type, id, change);
+  }
+  throw apiError('CONFLICT', `The ${delegateName(type)} kept changing while this request ran; retry.`);
+}
+
+/** Throws the reason `change` did not apply to record `id`, if there still is one. */
+async function refuse(db: Db, type: ResourceType, id: string, change: Change): Promise<void> {
+  const item = delegateName(type);
+  const current = await model(db, type).findFirst({
+    where: { id, deletedAt: undefined },
+    select: { version: true, deletedAt: true, ...(HAS_STATUS.has(type) ? { status: true } : {}) },
+  });
+  if (!current || (current.deletedAt !== null && !change.deleted)) throw notFound(type);
+  if (change.deleted && current.deletedAt === null) {
+    throw apiError('CONFLICT', `Cannot restore ${item} ${id}: it is not deleted.`, { errors: [{ param: 'id', message: 'is not deleted' }] });
+  }
+  if (change.expectedVersion != null && current.version !== change.expectedVersion) {
+    throw apiError('CONFLICT', `The ${item} is at version ${String(current.version)}, not ${change.expectedVersion}: read it again, merge, and retry.`, {
+      details: { currentVersion: current.version },
+    });
+  }
+  if (change.from && !change.from.includes(current.status as string)) {
+    const status = String(current.status);
+    throw apiError('CONFLICT', `Cannot ${change.action} ${item} ${id}: its status is ${status} (allowed from ${change.from.join(' or ')}).`, {
+      errors: [{ param: 'status', message: `is ${status}` }],
+      details: { status },
+    });
+  }
+}
+
+type Field = ReturnType<typeof fieldsOf>[number];
+const isSoftDeleted = (field: Field) => field.kind === 'object' && SOFT_DELETED_MODELS.has(field.type);
+
+/** A record that live records refer to cannot be deleted: no record ever points at a deleted one. */
+export async function refuseIfReferenced(db: Db, type: ResourceType, id: string): Promise<void> {
+  const relations = fieldsOf(type).filter((field) => isSoftDeleted(field) && field.isList).map((field) => field.name);
+  if (relations.length === 0) return;
+  const record = await model(db, type).findFirst({
+    where: { id, deletedAt: undefined },
+    select: { _count: { select: Object.fromEntries(relations.map((name) => [name, { where: { deletedAt: null } }])) } },
+  });
+  const counts = Object.entries((record?._count ?? {}) as Record<string, number>).filter(([, count]) => count > 0);
+  if (counts.length === 0) return;
+  const held = counts.map(([name, count]) => `${count} ${count === 1 ? name.replace(/s$/, '') : name}`).join(', ');
+  throw apiError('CONFLICT', `Cannot delete ${delegateName(type)} ${id}: it still has ${held}. Delete those first.`, {
+    errors: counts.map(([name, count]) => ({ param: name, message: `${count} live record${count === 1 ? '' : 's'} refer to it` })),
+  });
+}
+
+/** A record comes back only beside the records it refers to. */
+export async function refuseIfParentDeleted(db: Db, type: ResourceType, id: string): Promise<void> {
+  const parents = fieldsOf(type).filter((field) => isSoftDeleted(field) && !field.isList).map((field) => field.name);
+  if (parents.length === 0) return;
+  const record = await model(db, type).findFirst({
+    where: { id, deletedAt: undefined },
+    select: Object.fromEntries(parents.map((name) => [name, { select: { id: true, deletedAt: true } }])),
+  });
+  const deleted = parents.filter((name) => (record?.[name] as { deletedAt: Date | null } | null)?.deletedAt);
+  if (deleted.length === 0) return;
+  throw apiError('CONFLICT', `Cannot restore ${delegateName(type)} ${id}: its ${deleted.join(' and ')} ${deleted.length === 1 ? 'is' : 'are'} deleted. Restore ${deleted.length === 1 ? 'it' : 'them'} first.`, {
+    errors: deleted.map((name) => ({ param: `${name}Id`, message: 'names a deleted record' })),
+  });
+}
