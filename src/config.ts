@@ -23,6 +23,8 @@ export interface Config {
   corsOrigins: string[] | '*';
   /** On the embedded default only: fill a fresh data folder with the demo and print a key. */
   seedOnFirstStart: boolean;
+  /** Days a deleted record is kept as a tombstone for syncing clients before it is purged. */
+  tombstoneRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -118,5 +120,6 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: proxies(env),
     corsOrigins: origins(env),
     seedOnFirstStart: flag(env, 'SEED_ON_FIRST_START', true),
+    tombstoneRetentionDays: integer(env, 'TOMBSTONE_RETENTION_DAYS', 90, 1, 36_500),
   };
 }

@@ -46,7 +46,7 @@ const rateLimiter = createRateLimiter({
 let stopping = false;
 // Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
 const late = new WeakSet<IncomingMessage>();
-const app = createApp({ db, log, rateLimiter, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins, draining: (arrived) => (arrived ? late.has(arrived) : stopping) });
+const app = createApp({ db, log, rateLimiter, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins, tombstoneRetentionDays: config.tombstoneRetentionDays, draining: (arrived) => (arrived ? late.has(arrived) : stopping) });
 const server = createServer((req, res) => {
   if (stopping) late.add(req);
   void app(req, res);

@@ -10,6 +10,7 @@ import { createAdmission, withRateHeaders } from './auth/admission.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
+import { scheduleTombstonePurge } from './db/tombstones.js';
 import { apiError } from './errors.js';
 import { graphqlErrorResponse } from './graphql/error-policy.js';
 import { createGraphQL, wantsGraphiQL } from './graphql/yoga.js';
@@ -42,9 +43,11 @@ export interface AppDeps {
   trustProxy?: number;
   /** Origins allowed to call the API from a browser (see http/cors.ts). */
   corsOrigins?: string[] | '*';
+  /** Days deleted records are kept as tombstones (see db/tombstones.ts). */
+  tombstoneRetentionDays?: number;
 }
 
-export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = '*', draining = () => false }: AppDeps) {
+export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = '*', tombstoneRetentionDays = 90, draining = () => false }: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
   const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma) });
@@ -52,6 +55,7 @@ export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = 
   const health = healthCheck(db, log);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget);
   const cors = createCors(corsOrigins);
+  scheduleTombstonePurge(db.prisma, tombstoneRetentionDays, log);
 
   async function graphql(request: Request, requestId: string, address: string, logFields: Fields): Promise<Response> {
     if (wantsGraphiQL(request)) {

@@ -152,6 +152,8 @@ export function queryValue(raw: string, type: GraphQLInputType): { value?: unkno
   const numeric = ['Int', 'Float'].includes(name) && /^[+-]?\d+(\.\d+)?$/.test(raw);
   const boolean = name === 'Boolean' && (raw === 'true' || raw === 'false');
   let fault: string | undefined;
-  const value = coerceInputValue(numeric ? Number(raw) : boolean ? raw === 'true' : raw, type, (_path, _invalid, error) => (fault ??= expectation(type, error.message)));
-  return fault ? { fault } : { value };
+  const variable = numeric ? Number(raw) : boolean ? raw === 'true' : raw;
+  coerceInputValue(variable, type, (_path, _invalid, error) => (fault ??= expectation(type, error.message)));
+  // The variable as JSON would carry it: the operation's own coercion makes it a value.
+  return fault ? { fault } : { value: variable };
 }

@@ -118,7 +118,8 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
   const [rows, total] = await Promise.all([
     model.findMany({
       ...withKeys(query),
-      where: { AND: [matching, after] },
+      // `matching` stays at the top: the tenant client reads `deletedAt` there.
+      where: { ...matching, AND: [after] },
       orderBy: order === 'changes' ? [{ changeSeq: 'asc' as const }] : NEWEST_FIRST,
       skip: cursor ? 0 : skip,
       take: limit + 1,
