@@ -17,6 +17,7 @@ describe('configuration', () => {
       trustProxy: 0,
       corsOrigins: '*',
       seedOnFirstStart: true,
+      tombstoneRetentionDays: 90,
     });
   });
 

@@ -90,6 +90,7 @@ const HEADERS = {
   Location: { description: 'Path of the new record.', schema: { type: 'string' } },
   'Idempotent-Replayed': { description: 'Present (`true`) when this is the stored answer to an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
   'WWW-Authenticate': { description: 'The authentication scheme: `Bearer`.', schema: { type: 'string' } },
+  ETag: { description: 'The record\'s version, quoted (`"3"`): send it as `If-Match` to change the record only if nobody else has, or as `If-None-Match` to get a 304 while it is unchanged.', schema: { type: 'string', pattern: '^"[0-9]+"$' } },
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
@@ -102,13 +103,17 @@ const RATE: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit
  */
 const ANSWER_HEADERS: Record<number, { always?: HeaderName[]; sometimes?: HeaderName[] }> = {
   200: { always: RATE },
-  201: { always: [...RATE, 'Location'], sometimes: ['Idempotent-Replayed'] },
+  201: { always: [...RATE, 'Location', 'ETag'], sometimes: ['Idempotent-Replayed'] },
+  204: { always: [...RATE, 'ETag'], sometimes: ['Idempotent-Replayed'] },
+  304: { always: [...RATE, 'ETag'] },
   400: { sometimes: RATE },
   401: { always: ['WWW-Authenticate'] },
   403: { always: RATE },
   404: { always: RATE },
   // Retry-After only while the first request with the Idempotency-Key is still running.
   409: { always: RATE, sometimes: ['Retry-After'] },
+  // ETag of the current record, when the key may read it (the problem's `current`).
+  412: { always: RATE, sometimes: ['ETag'] },
   413: { always: RATE },
   415: { always: RATE },
   429: { always: [...RATE, 'Retry-After'] },
@@ -120,8 +125,9 @@ const ANSWER_HEADERS: Record<number, { always?: HeaderName[]; sometimes?: Header
  * A status's headers. Required ones refer to components.headers (where every header is
  * required); optional ones are written out, since a reference cannot unset `required`.
  */
-function answerHeaders(status: number) {
-  const { always = [], sometimes = [] } = ANSWER_HEADERS[status] ?? {};
+function answerHeaders(status: number, extra: { always?: HeaderName[]; sometimes?: HeaderName[] } = {}) {
+  const always = [...(ANSWER_HEADERS[status]?.always ?? []), ...(extra.always ?? [])];
+  const sometimes = [...(ANSWER_HEADERS[status]?.sometimes ?? []), ...(extra.sometimes ?? [])];
   return Object.fromEntries([
     ...['X-Request-Id' as const, ...always].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
     ...sometimes.map((name) => [name, HEADERS[name]]),
@@ -141,6 +147,60 @@ function problemRef(description: string, status: number) {
     headers: answerHeaders(status),
     content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
   };
+}
+
+const an = (word: string) => (/^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}`);
+
+const IN_FLIGHT =
+  'A request with the same Idempotency-Key is still running: retry after `Retry-After` seconds to get its answer. Without `Retry-After`, that first request never finished and whether it took effect is unknown: look for its record before sending it again with a new key.';
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Retrying with the same key and body returns the first response and changes nothing again.',
+  schema: { type: 'string', maxLength: 255 },
+};
+
+const IF_MATCH = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description: 'Change the record only if it is still at this version (its ETag, such as `"3"`); otherwise 412 with the current record. `*`: any version.',
+  schema: { type: 'string' },
+};
+
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'The ETag you hold: while the record is still at that version the answer is 304 with no body.',
+  schema: { type: 'string' },
+};
+
+/** A deleted record in a sync (`include_deleted=true`). */
+const TOMBSTONE = {
+  type: 'object',
+  description: 'A deleted record, as a sync shows it: remove it from your copy.',
+  required: ['id', 'deleted', 'deleted_at', 'version'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    deleted: { type: 'boolean', enum: [true] },
+    deleted_at: { type: 'string', format: 'date-time' },
+    version: { type: 'integer' },
+  },
+  additionalProperties: false,
+};
+
+function paramSchema(p: Route['params'][number]): JsonSchema {
+  if (p.name === 'page') return { type: 'integer', minimum: 1, default: 1 };
+  if (p.name === 'limit') return { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT };
+  if (p.kind === 'enum') return { type: 'string', enum: ['all', ...p.values!], default: 'all' };
+  if (p.kind === 'id') return { type: 'string', format: 'uuid' };
+  if (p.name === 'search') return { type: 'string', maxLength: MAX_SEARCH };
+  if (p.name === 'updated_since') return { type: 'string', format: 'date-time' };
+  if (p.name === 'include_deleted') return { type: 'boolean', default: false };
+  return { type: 'string' };
 }
 
 export function openApiDocument(routes: Route[]) {
@@ -164,8 +224,14 @@ export function openApiDocument(routes: Route[]) {
     },
     Pagination: {
       type: 'object',
-      required: ['page', 'limit', 'total'],
-      properties: { page: { type: 'integer', minimum: 1 }, limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, total: { type: 'integer', minimum: 0 } },
+      required: ['page', 'limit', 'total', 'next_cursor', 'has_more'],
+      properties: {
+        page: { type: 'integer', minimum: 1 },
+        limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT },
+        total: { type: 'integer', minimum: 0 },
+        next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page. In change order (a sync) never null: on the last page, where to resume later.' },
+        has_more: { type: 'boolean', description: 'Whether more records follow this page now.' },
+      },
     },
   };
   const paths: Record<string, Record<string, unknown>> = {};
@@ -174,39 +240,26 @@ export function openApiDocument(routes: Route[]) {
     schemas[name] ??= recordSchema(route.record, route.resource.embedded);
     const ref = { $ref: `#/components/schemas/${name}` };
     const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description, ERRORS[code].status)]));
+    const one = name.toLowerCase();
+    const idParam = { name: 'id', in: 'path', required: true, description: `The ${one}'s id (a UUID); any other value is a 404.`, schema: { type: 'string', format: 'uuid' } };
+    const record = (description: string, status = 200) => ({ description, headers: answerHeaders(status, { always: ['ETag'] }), content: { 'application/json': { schema: ref } } });
     let operation: Record<string, unknown>;
     if (route.kind === 'list') {
+      schemas.Tombstone ??= TOMBSTONE;
       operation = {
         operationId: `list${name}s`,
-        summary: `List ${route.resource.path}, newest first`,
-        parameters: route.params.map((p) => ({
-          name: p.name,
-          in: 'query',
-          required: false,
-          description: p.description,
-          schema:
-            p.name === 'page'
-              ? { type: 'integer', minimum: 1, default: 1 }
-              : p.name === 'limit'
-                ? { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }
-                : p.kind === 'enum'
-                  ? { type: 'string', enum: ['all', ...p.values!], default: 'all' }
-                  : p.kind === 'id'
-                    ? { type: 'string', format: 'uuid' }
-                    : p.name === 'search'
-                      ? { type: 'string', maxLength: MAX_SEARCH }
-                      : { type: 'string' },
-        })),
+        summary: `List ${route.resource.path}, newest first (or in change order, to sync)`,
+        parameters: route.params.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: paramSchema(p) })),
         responses: {
           200: {
-            description: `A page of ${route.resource.path}.`,
+            description: `A page of ${route.resource.path}. With \`include_deleted\`, deleted ones are tombstones.`,
             headers: answerHeaders(200),
             content: {
               'application/json': {
                 schema: {
                   type: 'object',
                   required: ['data', 'pagination'],
-                  properties: { data: { type: 'array', items: ref }, pagination: { $ref: '#/components/schemas/Pagination' } },
+                  properties: { data: { type: 'array', items: { anyOf: [ref, { $ref: '#/components/schemas/Tombstone' }] } }, pagination: { $ref: '#/components/schemas/Pagination' } },
                 },
               },
             },
@@ -217,42 +270,63 @@ export function openApiDocument(routes: Route[]) {
     } else if (route.kind === 'item') {
       operation = {
         operationId: `get${name}`,
-        summary: `Get one ${name.toLowerCase()}`,
-        parameters: [{ name: 'id', in: 'path', required: true, description: `The ${name.toLowerCase()}'s id (a UUID); any other value is a 404.`, schema: { type: 'string', format: 'uuid' } }],
+        summary: `Get one ${one}`,
+        parameters: [idParam, IF_NONE_MATCH],
         responses: {
-          200: { description: `The ${name.toLowerCase()}.`, headers: answerHeaders(200), content: { 'application/json': { schema: ref } } },
+          200: record(`The ${one}.`),
+          304: { description: 'Not modified: the record is still at the version `If-None-Match` names.', headers: answerHeaders(304) },
           404: problemRef(ERRORS.NOT_FOUND.description, 404),
           ...errors,
         },
       };
-    } else {
+    } else if (route.kind === 'create') {
       const inputName = route.input!.name;
       schemas[inputName] ??= inputSchema(route.input!);
       operation = {
         operationId: `create${name}`,
-        summary: `Create a ${name.toLowerCase()}`,
-        parameters: [
-          {
-            name: 'Idempotency-Key',
-            in: 'header',
-            required: false,
-            description: 'Retrying with the same key and body returns the first response and creates nothing new.',
-            schema: { type: 'string', maxLength: 255 },
-          },
-        ],
+        summary: `Create ${an(one)}`,
+        parameters: [IDEMPOTENCY_KEY],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${inputName}` } } } },
         responses: {
-          201: {
-            description: `The created ${name.toLowerCase()}.`,
-            headers: answerHeaders(201),
-            content: { 'application/json': { schema: ref } },
-          },
-          409: problemRef(
-            'A request with the same Idempotency-Key is still running: retry after `Retry-After` seconds to get its answer. Without `Retry-After`, that first request never finished and whether it took effect is unknown: look for its record before sending it again with a new key.',
-            409,
-          ),
+          201: record(`The created ${one}.`, 201),
+          409: problemRef(IN_FLIGHT, 409),
           413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413),
           415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415),
+          ...errors,
+        },
+      };
+    } else {
+      const verb = route.verb ?? '';
+      const changes = {
+        update: { id: `update${name}`, summary: `Change ${an(one)}'s fields (JSON merge patch)`, answer: `The ${one} as changed.` },
+        delete: { id: `delete${name}`, summary: `Delete ${an(one)} (it can be restored)`, answer: '' },
+        restore: { id: `restore${name}`, summary: `Restore a deleted ${one}`, answer: `The restored ${one}.` },
+        move: { id: `${verb}${name}`, summary: `${verb.charAt(0).toUpperCase()}${verb.slice(1)} ${an(one)}`, answer: `The ${one} in its new status.` },
+      }[route.kind];
+      const body: Record<string, unknown> = {};
+      if (route.kind === 'update') {
+        const inputName = route.input!.name;
+        schemas[inputName] ??= inputSchema(route.input!);
+        const schema = { $ref: `#/components/schemas/${inputName}` };
+        body.requestBody = { required: true, content: { 'application/merge-patch+json': { schema }, 'application/json': { schema } } };
+      }
+      operation = {
+        operationId: changes.id,
+        summary: changes.summary,
+        parameters: [idParam, IF_MATCH, IDEMPOTENCY_KEY],
+        ...body,
+        responses: {
+          ...(route.kind === 'delete'
+            ? { 204: { description: `Deleted. Gone from lists, totals and relations; \`POST /${route.resource.path}/{id}/restore\` brings it back.`, headers: answerHeaders(204) } }
+            : { 200: record(changes.answer) }),
+          404: problemRef(ERRORS.NOT_FOUND.description, 404),
+          409: problemRef(`Refused because of the record's state (its status, records that refer to it, or not deleted), named in \`detail\`; or: ${IN_FLIGHT}`, 409),
+          412: {
+            description: `${ERRORS.PRECONDITION_FAILED.description} The problem's \`current\` member is the record as it is now (when the key may read it).`,
+            headers: answerHeaders(412),
+            content: { 'application/problem+json': { schema: { allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { current: ref } }] } } },
+          },
+          ...(route.kind === 'update' ? { 413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413), 415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415) } : {}),
           ...errors,
         },
       };

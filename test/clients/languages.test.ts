@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startApi } from '../helpers/api.js';
+import { rest, startApi } from '../helpers/api.js';
 import { startInFlightProxy } from '../helpers/in-flight-proxy.js';
 
 interface Language {
@@ -28,11 +28,11 @@ const LANGUAGES: Language[] = [
     name: 'Python (unittest)',
     dir: 'clients/python',
     command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'],
-    passed: /Ran 8 tests[\s\S]*\nOK/,
+    passed: /Ran 14 tests[\s\S]*\nOK/,
     example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
   },
-  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /7 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
-  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /7 passed, 0 failed/, example: {
+  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /13 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
+  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /13 passed, 0 failed/, example: {
       file: 'readme_example.php',
       command: ['php', 'readme_example.php'],
       // Composer's autoloader stands for the package's PSR-4 map (composer.json): Crm\\X is src/X.php.
@@ -66,6 +66,24 @@ describe.each(LANGUAGES)('$name client', ({ dir, example }) => {
     }
   });
 
+  it('runs the README sync example (its second code block) as written', async () => {
+    const api = await startApi('pglite', { key: { org: 'Acme' } });
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    const code = [...readme.matchAll(/```\w+\n([\s\S]*?)```/g)][1]![1]!;
+    const file = join(dir, example.file);
+    writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
+    try {
+      const created = await rest(api, api.keys.key!).post('/customers', { name: 'Synced' });
+      expect(created.status).toBe(201);
+      const result = await run(example.command, { CRM_API_KEY: api.keys.key!, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      expect(result.code, result.output).toBe(0);
+      expect(result.output).toContain(created.body.id);
+      expect(result.output).toMatch(/resume from \S+/);
+    } finally {
+      rmSync(file, { force: true });
+      await api.stop();
+    }
+  });
 });
 
 // The JavaScript client's tests are vitest tests of their own (clients/js/test).

@@ -14,8 +14,15 @@ describe('the tenant-scoped client', () => {
   });
 
   it('filters every read and stamps every write with the organization', () => {
-    expect(scopeArgs('Customer', 'findMany', { where: { name: 'Ada' } }, 'org-1')).toEqual({ where: { name: 'Ada', organizationId: 'org-1' } });
+    expect(scopeArgs('Customer', 'findMany', { where: { name: 'Ada' } }, 'org-1')).toEqual({ where: { deletedAt: null, name: 'Ada', organizationId: 'org-1' } });
     expect(scopeArgs('Customer', 'create', { data: { name: 'Ada', organizationId: 'org-2' } }, 'org-1')).toEqual({ data: { name: 'Ada', organizationId: 'org-1' } });
+  });
+
+  it('leaves deleted records out unless the query names deletedAt, and deletes by organization only', () => {
+    expect(scopeArgs('Job', 'updateMany', { where: { id: 'j' }, data: {} }, 'org-1').where).toEqual({ deletedAt: null, id: 'j', organizationId: 'org-1' });
+    expect(scopeArgs('Job', 'findMany', { where: { deletedAt: undefined } }, 'org-1').where).toEqual({ deletedAt: undefined, organizationId: 'org-1' });
+    expect(scopeArgs('InvoiceLineItem', 'findMany', {}, 'org-1').where).toEqual({ organizationId: 'org-1' });
+    expect(scopeArgs('Customer', 'deleteMany', { where: {} }, 'org-1').where).toEqual({ organizationId: 'org-1' });
   });
 });
 

@@ -40,6 +40,8 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
       phone: '+16175550123',
       created_at: expect.stringMatching(ISO),
       updated_at: expect.stringMatching(ISO),
+      version: 1,
+      deleted_at: null,
     });
     const fetched = await acme.get(`/customers/${response.body.id}`);
     expect(fetched.status).toBe(200);
@@ -51,20 +53,20 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
     const response = await acme.get('/customers');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(response.body.pagination).toEqual({ page: 1, limit: 20, total: created.length });
+    expect(response.body.pagination).toEqual({ page: 1, limit: 20, total: created.length, next_cursor: null, has_more: false });
     expect(response.body.data.map((c: { id: string }) => c.id)).toEqual([...created].reverse().map((c) => c.id));
-    expect(Object.keys(response.body.data[0]).sort()).toEqual(['created_at', 'email', 'id', 'name', 'phone', 'updated_at']);
+    expect(Object.keys(response.body.data[0]).sort()).toEqual(['created_at', 'deleted_at', 'email', 'id', 'name', 'phone', 'updated_at', 'version']);
   });
 
   it('pages with page and limit, and a page past the end is empty with the true total', async () => {
     const first = await acme.get('/customers?limit=2');
     const second = await acme.get('/customers?limit=2&page=2');
-    expect(first.body.pagination).toEqual({ page: 1, limit: 2, total: created.length });
-    expect(second.body.pagination).toEqual({ page: 2, limit: 2, total: created.length });
+    expect(first.body.pagination).toEqual({ page: 1, limit: 2, total: created.length, next_cursor: expect.any(String), has_more: true });
+    expect(second.body.pagination).toEqual({ page: 2, limit: 2, total: created.length, next_cursor: expect.any(String), has_more: true });
     expect(second.body.data[0].id).toBe(created[created.length - 3]!.id);
     const past = await acme.get('/customers?page=50');
     expect(past.status).toBe(200);
-    expect(past.body).toEqual({ data: [], pagination: { page: 50, limit: 20, total: created.length } });
+    expect(past.body).toEqual({ data: [], pagination: { page: 50, limit: 20, total: created.length, next_cursor: null, has_more: false } });
   });
 
   it('search matches a case-insensitive substring of the name or the e-mail', async () => {
@@ -75,7 +77,7 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
     const both = await acme.get('/customers?search=a');
     expect(both.body.pagination.total).toBe(created.length);
     const none = await acme.get('/customers?search=zzz');
-    expect(none.body).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0 } });
+    expect(none.body).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, next_cursor: null, has_more: false } });
     // Never another organization's customers.
     const ada = await acme.get('/customers?search=ada');
     expect(ada.body.data.map((c: { name: string }) => c.name)).toEqual(['Ada Lovelace']);
@@ -202,8 +204,8 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
     const collection = await call(`${api.url}/v1/customers`, { method: 'DELETE', key: api.keys.acme });
     expect(collection.status).toBe(405);
     expect(collection.headers.get('allow')).toBe('GET, POST');
-    const item = await call(`${api.url}/v1/customers/${created[0]!.id}`, { method: 'PATCH', key: api.keys.acme });
+    const item = await call(`${api.url}/v1/customers/${created[0]!.id}`, { method: 'PUT', key: api.keys.acme });
     expect(item.status).toBe(405);
-    expect(item.headers.get('allow')).toBe('GET');
+    expect(item.headers.get('allow')).toBe('GET, PATCH, DELETE');
   });
 });

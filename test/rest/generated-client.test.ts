@@ -66,6 +66,21 @@ export function unauthenticated(h: List['responses'][401]['headers']): string {
   return h['WWW-Authenticate']; // reads a header
 }
 
+type Patch = paths['/customers/{id}']['patch'];
+
+// A record's version, to send back as If-Match (or If-None-Match).
+export function versioned(h: Item['responses'][200]['headers']): string {
+  return h['ETag']; // reads a header
+}
+
+// A failed If-Match: the current record's version, when the key may read it.
+export function stale(h: Patch['responses'][412]['headers']): string | undefined {
+  return h['ETag']; // reads a header
+}
+
+// A merge patch: any field may be left out, and null clears an optional one.
+export const patch: Patch['requestBody']['content']['application/merge-patch+json'] = { email: null };
+
 // Optional inputs accept null; required ones do not.
 export const body: Create['requestBody']['content']['application/json'] = { name: 'Ada', email: null, phone: null };
 // @ts-expect-error a required field cannot be null
