@@ -24,6 +24,9 @@ const hostileJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) =
   ),
 })).value;
 
+/** If-Match values an HTTP client can send: versions right and wrong, and anything printable. */
+const ifMatchValue = fc.oneof(fc.constantFrom('"1"', '"2"', '"999999999999"', '*', 'W/"1"', '"-1"', '""'), fc.stringMatching(/^[\x21-\x7e]{1,20}$/));
+
 describe('hostile input', () => {
   let api: Api;
   let customerId: string;
@@ -36,7 +39,7 @@ describe('hostile input', () => {
   };
 
   beforeAll(async () => {
-    api = await startApi('postgres', { acme: { org: 'Acme' } }, { RATE_LIMIT_MAX: '10000', LOG_LEVEL: 'info' });
+    api = await startApi('postgres', { acme: { org: 'Acme' }, other: { org: 'Other Co' } }, { RATE_LIMIT_MAX: '10000', LOG_LEVEL: 'info' });
     customerId = (await call(`${api.url}/v1/customers`, { method: 'POST', key: api.keys.acme, json: { name: 'Fuzz target' } })).body.id;
   });
   afterAll(() => api.stop());
@@ -52,6 +55,60 @@ describe('hostile input', () => {
           expect(response.headers.get('content-type')).toBe('application/problem+json');
           expect(response.body.errors.length).toBeGreaterThan(0);
         }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('random merge patches on every update route never cause a 500, and change a record only when they say so', async () => {
+    const post = (path: string, json: unknown) => call(`${api.url}/v1${path}`, { method: 'POST', key: api.keys.acme, json });
+    const line = [{ description: 'x', quantity: 1, unit_amount: 1 }];
+    const targets: Record<string, string> = {
+      customers: customerId,
+      jobs: (await post('/jobs', { customer_id: customerId, title: 'Fuzzed' })).body.id,
+      invoices: (await post('/invoices', { customer_id: customerId, currency: 'USD', line_items: line })).body.id,
+      estimates: (await post('/estimates', { customer_id: customerId, currency: 'USD', line_items: line })).body.id,
+      proposals: (await post('/proposals', { customer_id: customerId, title: 'P', total_amount: 1, currency: 'USD' })).body.id,
+    };
+    const updates = ROUTES.filter((r) => r.kind === 'update');
+    expect(updates.map((r) => r.resource.path).sort()).toEqual(Object.keys(targets).sort());
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...updates), hostileJson, fc.option(ifMatchValue), async (route, body, ifMatch) => {
+        const path = route.path.replace('{id}', targets[route.resource.path]!);
+        const before = (await call(`${api.url}/v1${path}`, { key: api.keys.acme })).body.version as number;
+        const headers: Record<string, string> = ifMatch === null ? {} : { 'if-match': ifMatch };
+        const response = await call(`${api.url}/v1${path}`, { method: 'PATCH', key: api.keys.acme, json: body, headers });
+        expect(response.status, JSON.stringify(response.body)).toBeLessThan(500);
+        const after = (await call(`${api.url}/v1${path}`, { key: api.keys.acme })).body.version as number;
+        // An empty patch changes nothing (and keeps the version).
+        if (response.status === 200) expect(after).toBe(Object.keys(body as object).length === 0 ? before : before + 1);
+        else {
+          expect(['BAD_REQUEST', 'PRECONDITION_FAILED']).toContain(response.body.code);
+          expect(after).toBe(before);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('tampered, truncated and foreign cursors, and hostile updated_since values, get 200 or a 400 naming them', async () => {
+    const list = async (key: string, query: string) => call(`${api.url}/v1/customers?${query}`, { key });
+    const real = (await list(api.keys.acme!, 'include_deleted=true&limit=1')).body.pagination.next_cursor as string;
+    const foreign = (await list(api.keys.other!, 'include_deleted=true&limit=1')).body.pagination.next_cursor as string;
+    const cursor = fc.oneof(
+      hostileString,
+      fc.constant(foreign),
+      fc.nat({ max: real.length }).map((n) => real.slice(0, n)),
+      fc.tuple(fc.nat({ max: real.length - 1 }), fc.constantFrom('A', '_', '-', 'z', '0')).map(([at, c]) => real.slice(0, at) + c + real.slice(at + 1)),
+      fc.json().map((json) => Buffer.from(json).toString('base64url')),
+      fc.record({ o: fc.constantFrom('changes', 'newest', 'x'), p: fc.oneof(fc.integer(), fc.double()), k: hostileString, f: fc.object(), h: hostileString }).map((v) => Buffer.from(JSON.stringify(v)).toString('base64url')),
+    );
+    await fc.assert(
+      fc.asyncProperty(cursor, fc.option(hostileString), async (value, since) => {
+        const query = new URLSearchParams({ cursor: value, ...(since === null ? {} : { updated_since: since }) });
+        const response = await list(api.keys.acme!, query.toString());
+        expect([200, 400], JSON.stringify(response.body)).toContain(response.status);
+        if (response.status === 400) expect(response.body.errors.map((e: { param: string }) => e.param)).toEqual(expect.arrayContaining([expect.stringMatching(/^(cursor|updated_since)$/)]));
       }),
       { numRuns: RUNS },
     );
