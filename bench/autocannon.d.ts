@@ -3,6 +3,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Requests in all, instead of a duration. */
+    amount?: number;
     method?: string;
     headers?: Record<string, string>;
     body?: string;
@@ -12,7 +14,7 @@ declare module 'autocannon' {
       headers?: Record<string, string>;
       body?: string;
       /** Called before each request; returns the request to send. */
-      setupRequest?: (request: { headers?: Record<string, string> }) => object;
+      setupRequest?: (request: { path?: string; headers?: Record<string, string> }) => object;
     }>;
   }
   interface Result {

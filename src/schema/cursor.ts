@@ -16,6 +16,8 @@ export interface CursorState {
   /** Newest first: `createdAt|id` of the last record shown; change order: its change sequence. */
   position: string;
   filters: Filters;
+  /** The total counted when the walk began, where counting is not free (see paginate). */
+  total?: number;
 }
 
 export interface CursorScope {
@@ -34,7 +36,7 @@ function check(scope: CursorScope, order: Order, filters: Filters): string {
 }
 
 export function writeCursor(scope: CursorScope, state: CursorState): string {
-  const body = { o: state.order, p: state.page, k: state.position, f: state.filters, h: check(scope, state.order, state.filters) };
+  const body = { o: state.order, p: state.page, k: state.position, f: state.filters, t: state.total, h: check(scope, state.order, state.filters) };
   return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
 
@@ -52,7 +54,7 @@ function isFilters(value: unknown): value is Filters {
  * each must be the cursor's own (a cursor alone continues its list with its filters).
  */
 export function readCursor(raw: string, scope: CursorScope, given: Filters): CursorState {
-  let body: { o?: unknown; p?: unknown; k?: unknown; f?: unknown; h?: unknown };
+  let body: { o?: unknown; p?: unknown; k?: unknown; f?: unknown; t?: unknown; h?: unknown };
   try {
     if (raw.length > 2000 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url');
     body = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
@@ -60,12 +62,13 @@ export function readCursor(raw: string, scope: CursorScope, given: Filters): Cur
   } catch {
     throw refused('is not a cursor of this API (use a nextCursor exactly as received)');
   }
-  const { o: order, p: page, k: position, f: filters, h } = body;
+  const { o: order, p: page, k: position, f: filters, t: total, h } = body;
   if (
     (order !== 'newest' && order !== 'changes') ||
     typeof page !== 'number' || !Number.isInteger(page) || page < 1 || page > 1e9 ||
     typeof position !== 'string' || !POSITION[order].test(position) ||
-    !isFilters(filters)
+    !isFilters(filters) ||
+    (total !== undefined && (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0))
   ) {
     throw refused('is not a cursor of this API (use a nextCursor exactly as received)');
   }
@@ -73,5 +76,5 @@ export function readCursor(raw: string, scope: CursorScope, given: Filters): Cur
   for (const [name, value] of Object.entries(given)) {
     if (filters[name] !== value) throw refused(`was made for another filter (${name}); send the cursor alone, or with its own filters`);
   }
-  return { order, page, position, filters };
+  return { order, page, position, filters, total };
 }

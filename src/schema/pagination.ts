@@ -115,6 +115,9 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
   };
   const after = !cursor ? {} : order === 'changes' ? { changeSeq: { gt: BigInt(cursor.position) } } : olderThan(cursor.position);
   const counted = includeDeleted || updatedSince ? undefined : list.counted?.(own);
+  // Rows counted one by one (a search, a sync) are counted once per walk, on its first page:
+  // later pages carry that total in their cursor, so a deep page costs what the first did.
+  const carried = counted ? undefined : cursor?.total;
   const [rows, total] = await Promise.all([
     model.findMany({
       ...withKeys(query),
@@ -124,7 +127,7 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
       skip: cursor ? 0 : skip,
       take: limit + 1,
     }),
-    counted ? counted() : model.count({ where: matching }),
+    carried ?? (counted ? counted() : model.count({ where: matching })),
   ]);
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
@@ -133,9 +136,9 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
   if (order === 'changes') {
     // Where to resume: after the last record shown, or where this page began.
     const position = last ? String(last.changeSeq) : (cursor?.position ?? (skip === 0 ? '0' : undefined));
-    if (position !== undefined) nextCursor = writeCursor(list, { order, page: hasMore ? page + 1 : page, position, filters });
+    if (position !== undefined) nextCursor = writeCursor(list, { order, page: hasMore ? page + 1 : page, position, filters, total: counted ? undefined : total });
   } else if (hasMore && last) {
-    nextCursor = writeCursor(list, { order, page: page + 1, position: `${last.createdAt.toISOString()}|${last.id}`, filters });
+    nextCursor = writeCursor(list, { order, page: page + 1, position: `${last.createdAt.toISOString()}|${last.id}`, filters, total: counted ? undefined : total });
   }
   return { data, pagination: { page, limit, total, nextCursor, hasMore } };
 }
