@@ -12,11 +12,22 @@ export interface Pagination {
   page: number;
   limit: number;
   total: number;
+  /** Where the next page starts; in change order (a sync), never null: on the last page it is where to resume later. */
+  next_cursor?: string | null;
+  has_more?: boolean;
 }
 
 export interface Page<T> {
   data: T[];
   pagination: Pagination;
+}
+
+/** What a sync yields for a record deleted since the cursor. */
+export interface Tombstone {
+  id: string;
+  deleted: true;
+  deleted_at: string;
+  version: number;
 }
 
 /** Any error answer of the API, as RFC 9457 problem details. */
@@ -39,6 +50,12 @@ export class NotFound extends CrmError {}
 export class RateLimited extends CrmError {}
 /** 409: refused because of a record's current state (or an Idempotency-Key whose first request never finished). */
 export class Conflict extends CrmError {}
+/** 412: the record's version is not the one given in If-Match. `current` is the record as it is now (null when the key may not read it). */
+export class PreconditionFailed extends CrmError {
+  constructor(status: number, code: string, detail: string, errors: FieldError[], requestId: string | null, readonly current: Record<string, unknown> | null = null) {
+    super(status, code, detail, errors, requestId);
+  }
+}
 export class ServerError extends CrmError {}
 
 function errorClass(status: number): typeof CrmError {
@@ -46,6 +63,7 @@ function errorClass(status: number): typeof CrmError {
   if (status === 403) return Forbidden;
   if (status === 404) return NotFound;
   if (status === 409) return Conflict;
+  if (status === 412) return PreconditionFailed;
   if (status === 429) return RateLimited;
   if (status >= 500) return ServerError;
   return BadRequest;
@@ -63,35 +81,107 @@ export interface ClientOptions {
 
 type Query = Record<string, string | number | undefined>;
 
-interface Resource<T> {
+/** Options of a write to an existing record. */
+export interface WriteOptions {
+  /** The version the record must still have (sent as `If-Match: "<version>"`); otherwise PreconditionFailed. */
+  ifMatch?: number | string;
+  /** Defaults to a generated one, reused by the client's own retries of the call. */
+  idempotencyKey?: string;
+}
+
+export interface SyncOptions {
+  /** Where to resume: the `cursor` of an earlier sync. Absent: from the first change. */
+  cursor?: string | null;
+  /** Only changes at or after this time (ignored when resuming from a cursor, which embeds it). */
+  updatedSince?: string | Date;
+  /** Page size, 1 to 100. */
+  limit?: number;
+}
+
+/** Null clears an optional field; absent fields are left as they are (JSON merge patch). */
+export type Patch<T> = { [K in keyof T]?: T[K] | null };
+
+interface Resource<T, Input> {
   list(params?: Query): Promise<Page<T>>;
   get(id: string): Promise<T>;
   /** Every record over all pages, fetched page by page. */
   iterate(params?: Query): AsyncGenerator<T>;
-}
-
-interface CreatableResource<T, Input> extends Resource<T> {
   create(input: Input, options?: { idempotencyKey?: string }): Promise<T>;
+  /** Soft delete: the record reads as 404 until restored. */
+  delete(id: string, options?: WriteOptions): Promise<void>;
+  restore(id: string, options?: WriteOptions): Promise<T>;
+  /** Every change (records and tombstones), oldest first, from `cursor`; see Sync. */
+  sync(options?: SyncOptions): Sync<T>;
 }
 
-export type Customer = { id: string; name: string; email: string | null; phone: string | null; created_at: string; updated_at: string };
-export type Job = { id: string; customer_id: string; title: string; description: string | null; status: string; scheduled_at: string | null; completed_at: string | null; created_at: string; updated_at: string };
-export type Email = { id: string; customer_id: string; type: string; from: string; to: string; subject: string; body: string; sent_at: string; created_at: string };
+interface EditableResource<T extends { version: number }, Input> extends Resource<T, Input> {
+  update(id: string, patch: Patch<Input>, options?: WriteOptions): Promise<T>;
+  /** Updates `record` only if it is still at `record.version`; otherwise throws PreconditionFailed carrying the current record. */
+  updateIfUnchanged(record: { id: string; version: number }, patch: Patch<Input>, options?: Omit<WriteOptions, 'ifMatch'>): Promise<T>;
+}
+
+interface MovableResource<T extends { version: number }, Input, Move extends string> extends EditableResource<T, Input> {
+  /** POST /{resource}/{id}/{move}: a change of status, such as an invoice's `send`. */
+  transition(id: string, move: Move, options?: WriteOptions): Promise<T>;
+}
+
+/**
+ * The changes of a resource, in change order: records as they are now, and a Tombstone for
+ * each record deleted. Iterating follows `next_cursor` until the last page; `cursor` is where
+ * to resume later. It moves only once every item of a page has been consumed, so breaking out
+ * of the loop early resumes at the unfinished page (items may be seen twice, never missed).
+ * Iterating the same Sync again fetches the changes made since.
+ */
+export class Sync<T> implements AsyncIterable<T | Tombstone> {
+  constructor(
+    private readonly fetchPage: (cursor: string | null) => Promise<Page<T | Tombstone>>,
+    public cursor: string | null = null,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<T | Tombstone> {
+    for (;;) {
+      const { data, pagination } = await this.fetchPage(this.cursor);
+      yield* data;
+      if (pagination.next_cursor) this.cursor = pagination.next_cursor;
+      if (!pagination.has_more || !pagination.next_cursor) return;
+    }
+  }
+}
+
+/** Every record: `version` grows by one on each change; `deleted_at` is null while it is live. */
+export type Versioned = { version: number; deleted_at: string | null };
+export type Customer = Versioned & { id: string; name: string; email: string | null; phone: string | null; created_at: string; updated_at: string };
+export type Job = Versioned & { id: string; customer_id: string; title: string; description: string | null; status: string; scheduled_at: string | null; completed_at: string | null; created_at: string; updated_at: string };
+export type Email = Versioned & { id: string; customer_id: string; type: string; from: string; to: string; subject: string; body: string; sent_at: string; created_at: string };
 export type LineItem = { description: string; quantity: number; unit_amount: number; amount: number };
-export type Invoice = { id: string; number: string; customer_id: string; job_id: string | null; status: string; currency: string; line_items: LineItem[]; total_amount: number; issued_at: string | null; due_date: string | null; paid_at: string | null; created_at: string; updated_at: string };
+export type Invoice = Versioned & { id: string; number: string; customer_id: string; job_id: string | null; status: string; currency: string; line_items: LineItem[]; total_amount: number; issued_at: string | null; due_date: string | null; paid_at: string | null; created_at: string; updated_at: string };
 export type Estimate = Omit<Invoice, 'due_date' | 'paid_at'> & { valid_until: string | null };
-export type Proposal = { id: string; customer_id: string; title: string; status: string; total_amount: number; currency: string; created_at: string; updated_at: string };
+export type Proposal = Versioned & { id: string; customer_id: string; title: string; status: string; total_amount: number; currency: string; created_at: string; updated_at: string };
+
+export type LineItemInput = { description: string; quantity: number; unit_amount: number };
+export type CustomerInput = { name: string; email?: string; phone?: string };
+export type JobInput = { customer_id: string; title: string; description?: string; scheduled_at?: string };
+export type EmailInput = { customer_id: string; type: 'incoming' | 'outgoing'; from: string; to: string; subject: string; body?: string; sent_at?: string };
+export type InvoiceInput = { customer_id: string; job_id?: string; currency: string; due_date?: string; line_items: LineItemInput[] };
+export type EstimateInput = { customer_id: string; job_id?: string; currency: string; valid_until?: string; line_items: LineItemInput[] };
+export type ProposalInput = { customer_id: string; title: string; currency: string; total_amount: number };
+
+/** `If-Match` of a version: `"7"` (an entity tag given whole, such as `"7"` or `*`, is sent as is). */
+function entityTag(version: number | string): string {
+  return typeof version === 'string' && (version.startsWith('"') || version.startsWith('W/') || version === '*') ? version : `"${version}"`;
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 
 export class CrmClient {
-  readonly customers: CreatableResource<Customer, { name: string; email?: string; phone?: string }>;
-  readonly jobs: CreatableResource<Job, { customer_id: string; title: string; description?: string; scheduled_at?: string }>;
-  readonly emails: Resource<Email>;
-  readonly invoices: CreatableResource<Invoice, { customer_id: string; job_id?: string; currency: string; due_date?: string; line_items: Array<{ description: string; quantity: number; unit_amount: number }> }>;
-  readonly estimates: Resource<Estimate>;
-  readonly proposals: Resource<Proposal>;
+  readonly customers: EditableResource<Customer, CustomerInput>;
+  readonly jobs: MovableResource<Job, JobInput, 'start' | 'complete' | 'cancel'>;
+  /** E-mails cannot be edited: no `update`. */
+  readonly emails: Resource<Email, EmailInput>;
+  readonly invoices: MovableResource<Invoice, InvoiceInput, 'send' | 'pay'>;
+  readonly estimates: MovableResource<Estimate, EstimateInput, 'send' | 'accept' | 'decline'>;
+  readonly proposals: MovableResource<Proposal, ProposalInput, 'send' | 'accept' | 'decline'>;
 
   private readonly apiKey: string;
   private readonly baseUrl: string;
@@ -107,28 +197,58 @@ export class CrmClient {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.maxRetries = options.maxRetries ?? 3;
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.customers = this.creatable('customers');
-    this.jobs = this.creatable('jobs');
+    this.customers = this.editable('customers', []);
+    this.jobs = this.editable('jobs', ['start', 'complete', 'cancel']);
     this.emails = this.resource('emails');
-    this.invoices = this.creatable('invoices');
-    this.estimates = this.resource('estimates');
-    this.proposals = this.resource('proposals');
+    this.invoices = this.editable('invoices', ['send', 'pay']);
+    this.estimates = this.editable('estimates', ['send', 'accept', 'decline']);
+    this.proposals = this.editable('proposals', ['send', 'accept', 'decline']);
   }
 
-  private resource<T>(path: string): Resource<T> {
+  private resource<T, Input>(path: string): Resource<T, Input> {
+    const item = (id: string) => `/${path}/${encodeURIComponent(id)}`;
     return {
       list: (params = {}) => this.request<Page<T>>('GET', `/${path}`, { query: params }),
-      get: (id) => this.request<T>('GET', `/${path}/${encodeURIComponent(id)}`),
+      get: (id) => this.request<T>('GET', item(id)),
       iterate: (params = {}) => this.iterate<T>(path, params),
+      // A generated key makes the client's own retries safe: a retried create never duplicates.
+      create: (input, options = {}) => this.request<T>('POST', `/${path}`, { body: input, idempotencyKey: options.idempotencyKey ?? crypto.randomUUID() }),
+      delete: async (id, options = {}) => {
+        await this.request<void>('DELETE', item(id), this.writeOptions(options));
+      },
+      restore: (id, options = {}) => this.request<T>('POST', `${item(id)}/restore`, this.writeOptions(options)),
+      sync: ({ cursor = null, updatedSince, limit = 100 } = {}) =>
+        new Sync<T>(
+          (from) =>
+            this.request<Page<T | Tombstone>>('GET', `/${path}`, {
+              // A cursor embeds its list's filters.
+              query: from
+                ? { cursor: from, limit }
+                : { include_deleted: 'true', updated_since: updatedSince instanceof Date ? updatedSince.toISOString() : updatedSince, limit },
+            }),
+          cursor,
+        ),
     };
   }
 
-  private creatable<T, Input>(path: string): CreatableResource<T, Input> {
+  private editable<T extends { version: number }, Input, Move extends string>(path: string, moves: Move[]): MovableResource<T, Input, Move> {
+    const item = (id: string) => `/${path}/${encodeURIComponent(id)}`;
+    const update = (id: string, patch: Patch<Input>, options: WriteOptions = {}) =>
+      this.request<T>('PATCH', item(id), { ...this.writeOptions(options), body: patch, contentType: 'application/merge-patch+json' });
     return {
-      ...this.resource<T>(path),
-      // A generated key makes the client's own retries safe: a retried create never duplicates.
-      create: (input, options = {}) => this.request<T>('POST', `/${path}`, { body: input, idempotencyKey: options.idempotencyKey ?? crypto.randomUUID() }),
+      ...this.resource<T, Input>(path),
+      update,
+      updateIfUnchanged: (record, patch, options = {}) => update(record.id, patch, { ...options, ifMatch: record.version }),
+      transition: (id, move, options = {}) => {
+        if (!moves.includes(move)) throw new TypeError(`${path} have no transition ${JSON.stringify(move)}: one of ${moves.join(', ') || 'none'}`);
+        return this.request<T>('POST', `${item(id)}/${move}`, this.writeOptions(options));
+      },
     };
+  }
+
+  /** Every write to an existing record carries an Idempotency-Key, so the client's retries never apply it twice. */
+  private writeOptions(options: WriteOptions): { idempotencyKey: string; ifMatch?: string } {
+    return { idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(), ifMatch: options.ifMatch === undefined ? undefined : entityTag(options.ifMatch) };
   }
 
   private async *iterate<T>(path: string, params: Query): AsyncGenerator<T> {
@@ -139,7 +259,7 @@ export class CrmClient {
     }
   }
 
-  private async request<T>(method: string, path: string, options: { query?: Query; body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
+  private async request<T>(method: string, path: string, options: { query?: Query; body?: unknown; idempotencyKey?: string; ifMatch?: string; contentType?: string } = {}): Promise<T> {
     const url = new URL(this.baseUrl + path);
     for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     const headers: Record<string, string> = {
@@ -147,8 +267,9 @@ export class CrmClient {
       accept: 'application/json',
       'user-agent': `crm-client-js/${VERSION}`,
     };
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
+    if (options.ifMatch) headers['if-match'] = options.ifMatch;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
@@ -174,8 +295,10 @@ export class CrmClient {
       const text = await response.text();
       const body = text ? JSON.parse(text) : undefined;
       if (response.ok) return body as T;
+      const problem = [response.status, body?.code ?? 'UNKNOWN', body?.detail ?? response.statusText, body?.errors ?? [], body?.request_id ?? response.headers.get('x-request-id')] as const;
+      if (response.status === 412) throw new PreconditionFailed(...problem, body?.current ?? null);
       const Problem = errorClass(response.status);
-      throw new Problem(response.status, body?.code ?? 'UNKNOWN', body?.detail ?? response.statusText, body?.errors ?? [], body?.request_id ?? response.headers.get('x-request-id'));
+      throw new Problem(...problem);
     }
   }
 

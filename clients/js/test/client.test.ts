@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadRequest, Conflict, CrmClient, CrmError, Forbidden, NotFound, RateLimited, ServerError, Unauthorized } from '../src/index.js';
+import { BadRequest, Conflict, CrmClient, CrmError, Forbidden, NotFound, PreconditionFailed, RateLimited, ServerError, Unauthorized, type Customer, type Tombstone } from '../src/index.js';
 import { startInFlightProxy } from '../../../test/helpers/in-flight-proxy.js';
 import { startApi, type Api } from '../../../test/helpers/api.js';
 import { call } from '../../../test/helpers/api.js';
@@ -21,7 +21,7 @@ describe('JavaScript client against the real server', () => {
     const invoice = await crm.invoices.create({ customer_id: ada.id, job_id: job.id, currency: 'USD', line_items: [{ description: 'Work', quantity: 2, unit_amount: 500 }] });
     expect(invoice.total_amount).toBe(1000);
     const page = await crm.customers.list({ search: 'ada', limit: 5 });
-    expect(page.pagination).toEqual({ page: 1, limit: 5, total: 1 });
+    expect(page.pagination).toMatchObject({ page: 1, limit: 5, total: 1 });
     expect((await crm.invoices.list({ status: 'draft' })).data.map((i) => i.number)).toEqual([invoice.number]);
     for (const resource of [crm.emails, crm.estimates, crm.proposals]) expect((await resource.list()).pagination.total).toBe(0);
   });
@@ -99,13 +99,125 @@ describe('JavaScript client against the real server', () => {
     expect(matches.body.data.map((c: { id: string }) => c.id)).toEqual([created.id]);
   });
 
+  it('updates with a merge patch: null clears a field, and the version grows by one', async () => {
+    const customer = await crm.customers.create({ name: 'JS Patch', email: 'patch.js@example.com', phone: '+14155550100' });
+    expect(customer).toMatchObject({ version: 1, deleted_at: null });
+    const updated = await crm.customers.update(customer.id, { name: 'JS Patched', phone: null });
+    expect(updated).toMatchObject({ id: customer.id, name: 'JS Patched', email: 'patch.js@example.com', phone: null, version: 2 });
+    expect(await crm.customers.get(customer.id)).toEqual(updated);
+    expect((await crm.customers.update(customer.id, { email: 'patched.js@example.com' }, { ifMatch: 2 })).version).toBe(3);
+  });
+
+  it('a conditional update of a stale record throws PreconditionFailed carrying the current record', async () => {
+    const read = await crm.customers.create({ name: 'JS Stale' });
+    const fresh = await crm.customers.updateIfUnchanged(read, { name: 'JS Fresh' });
+    expect(fresh).toMatchObject({ name: 'JS Fresh', version: read.version + 1 });
+    const stale = await crm.customers.updateIfUnchanged(read, { name: 'JS Lost update' }).catch((e: unknown) => e);
+    expect(stale).toBeInstanceOf(PreconditionFailed);
+    expect(stale).toBeInstanceOf(CrmError);
+    expect(stale).toMatchObject({ status: 412, code: 'PRECONDITION_FAILED' });
+    expect((stale as PreconditionFailed).current).toMatchObject({ id: read.id, name: 'JS Fresh', version: fresh.version });
+    expect((await crm.customers.get(read.id)).name).toBe('JS Fresh');
+    await expect(crm.customers.delete(read.id, { ifMatch: read.version })).rejects.toBeInstanceOf(PreconditionFailed);
+  });
+
+  it('deletes (then the record is not found) and restores', async () => {
+    const customer = await crm.customers.create({ name: 'JS Deleted' });
+    expect(await crm.customers.delete(customer.id)).toBeUndefined();
+    await expect(crm.customers.get(customer.id)).rejects.toBeInstanceOf(NotFound);
+    const restored = await crm.customers.restore(customer.id);
+    expect(restored).toMatchObject({ id: customer.id, name: 'JS Deleted', deleted_at: null });
+    expect(restored.version).toBeGreaterThan(customer.version);
+    expect(await crm.customers.get(customer.id)).toEqual(restored);
+    const email = await crm.emails.create({ customer_id: customer.id, type: 'outgoing', from: 'us@example.com', to: 'them@example.com', subject: 'Hello' });
+    await crm.emails.delete(email.id);
+    await expect(crm.emails.get(email.id)).rejects.toBeInstanceOf(NotFound);
+    expect('update' in crm.emails).toBe(false);
+  });
+
+  it('moves records through their transitions; a sent invoice cannot be edited (Conflict)', async () => {
+    const customer = await crm.customers.create({ name: 'JS Transitions' });
+    const invoice = await crm.invoices.create({ customer_id: customer.id, currency: 'USD', line_items: [{ description: 'Work', quantity: 1, unit_amount: 900 }] });
+    const sent = await crm.invoices.transition(invoice.id, 'send', { ifMatch: invoice.version });
+    expect(sent).toMatchObject({ status: 'sent', version: invoice.version + 1 });
+    await expect(crm.invoices.update(invoice.id, { currency: 'EUR' })).rejects.toBeInstanceOf(Conflict);
+    await expect(crm.invoices.transition(invoice.id, 'pay', { ifMatch: invoice.version })).rejects.toBeInstanceOf(PreconditionFailed);
+    expect((await crm.invoices.transition(invoice.id, 'pay')).status).toBe('paid');
+    const job = await crm.jobs.create({ customer_id: customer.id, title: 'Boiler' });
+    expect((await crm.jobs.transition(job.id, 'start')).status).toBe('in_progress');
+    expect((await crm.jobs.transition(job.id, 'complete')).status).toBe('completed');
+    const proposal = await crm.proposals.create({ customer_id: customer.id, title: 'Plan', currency: 'USD', total_amount: 100 });
+    await crm.proposals.transition(proposal.id, 'send');
+    expect((await crm.proposals.transition(proposal.id, 'decline')).status).toBe('declined');
+    expect(() => crm.invoices.transition(invoice.id, 'start' as 'send')).toThrow(TypeError);
+  });
+
+  it('an update retried after a lost response is applied once (the retry reuses its Idempotency-Key)', async () => {
+    const customer = await crm.customers.create({ name: 'JS Once' });
+    const keys: string[] = [];
+    let dropped = false;
+    const flaky = new CrmClient({
+      apiKey: api.keys.full,
+      baseUrl: `${api.url}/v1`,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (init?.method === 'PATCH') keys.push(new Headers(init.headers).get('idempotency-key')!);
+        if (!dropped && init?.method === 'PATCH') {
+          dropped = true; // the server applied it, but the answer never arrives
+          throw new TypeError('fetch failed: connection reset');
+        }
+        return response;
+      },
+    });
+    const updated = await flaky.customers.update(customer.id, { name: 'JS Once more' });
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect(updated.version).toBe(customer.version + 1);
+    expect((await crm.customers.get(customer.id)).version).toBe(customer.version + 1);
+  });
+
+  it('syncs: every change and tombstone page by page, then resumes from the saved cursor', async () => {
+    const kept = await crm.customers.create({ name: 'JS Sync kept' });
+    const gone = await crm.customers.create({ name: 'JS Sync gone' });
+    const first = crm.customers.sync({ limit: 2 });
+    const seen: Array<Customer | Tombstone> = [];
+    for await (const record of first) seen.push(record);
+    expect(seen.length).toBeGreaterThan(2); // more than one page was followed
+    expect(seen.map((r) => r.id)).toEqual(expect.arrayContaining([kept.id, gone.id]));
+    expect(first.cursor).toEqual(expect.any(String));
+    const saved = first.cursor!;
+
+    await crm.customers.update(kept.id, { name: 'JS Sync changed' });
+    await crm.customers.delete(gone.id);
+    const resumed = crm.customers.sync({ cursor: saved, limit: 1 });
+    const changes: Array<Customer | Tombstone> = [];
+    for await (const record of resumed) changes.push(record);
+    expect(changes.map((r) => r.id).sort()).toEqual([kept.id, gone.id].sort());
+    expect(changes.find((r) => r.id === kept.id)).toMatchObject({ name: 'JS Sync changed', version: kept.version + 1 });
+    expect(changes.find((r) => r.id === gone.id)).toMatchObject({ id: gone.id, deleted: true, deleted_at: expect.any(String) });
+    expect((changes.find((r) => r.id === gone.id) as Tombstone).version).toBeGreaterThan(gone.version);
+    expect(resumed.cursor).not.toBe(saved);
+
+    const nothing: unknown[] = [];
+    for await (const record of crm.customers.sync({ cursor: resumed.cursor })) nothing.push(record);
+    expect(nothing).toEqual([]);
+    const since: unknown[] = [];
+    for await (const record of crm.customers.sync({ updatedSince: new Date(Date.now() + 60_000) })) since.push(record);
+    expect(since).toEqual([]);
+  });
+
   it('has a method for every operation of the OpenAPI document', async () => {
     const document = (await call(`${api.url}/v1/openapi.json`)).body;
     for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
-      const resource = (crm as unknown as Record<string, Record<string, unknown>>)[path.split('/')[1]!]!;
+      const [, name, id, action] = path.split('/');
+      const resource = (crm as unknown as Record<string, Record<string, unknown>>)[name!]!;
       for (const method of Object.keys(methods)) {
-        const name = method === 'post' ? 'create' : path.endsWith('{id}') ? 'get' : 'list';
-        expect(typeof resource[name], `${method.toUpperCase()} ${path}`).toBe('function');
+        const operation = { get: id ? 'get' : 'list', patch: 'update', delete: 'delete', post: !id ? 'create' : action === 'restore' ? 'restore' : 'transition' }[method]!;
+        expect(typeof resource[operation], `${method.toUpperCase()} ${path}`).toBe('function');
+        if (operation === 'transition') {
+          // The client knows the move: it throws TypeError for one it does not know, before any request.
+          await expect((resource.transition as (id: string, move: string) => Promise<unknown>)('00000000-0000-4000-8000-000000000000', action!)).rejects.toBeInstanceOf(NotFound);
+        }
       }
     }
   });

@@ -27,12 +27,12 @@ final class Client
         }
         $this->apiKey = $apiKey;
         $this->baseUrl = rtrim($baseUrl ?? (getenv('CRM_BASE_URL') ?: 'http://localhost:3000/v1'), '/');
-        $this->customers = new Resource($this, 'customers', true);
-        $this->jobs = new Resource($this, 'jobs', true);
-        $this->emails = new Resource($this, 'emails', false);
-        $this->invoices = new Resource($this, 'invoices', true);
-        $this->estimates = new Resource($this, 'estimates', false);
-        $this->proposals = new Resource($this, 'proposals', false);
+        $this->customers = new Resource($this, 'customers');
+        $this->jobs = new Resource($this, 'jobs', moves: ['start', 'complete', 'cancel']);
+        $this->emails = new Resource($this, 'emails', editable: false);
+        $this->invoices = new Resource($this, 'invoices', moves: ['send', 'pay']);
+        $this->estimates = new Resource($this, 'estimates', moves: ['send', 'accept', 'decline']);
+        $this->proposals = new Resource($this, 'proposals', moves: ['send', 'accept', 'decline']);
         $this->transport = fn (string $method, string $url, array $headers, ?string $body) => $this->send($method, $url, $headers, $body);
     }
 
@@ -42,6 +42,13 @@ final class Client
         $bytes[6] = chr(ord($bytes[6]) & 0x0f | 0x40);
         $bytes[8] = chr(ord($bytes[8]) & 0x3f | 0x80);
         return vsprintf('%s%s-%s-%s-%s-%s%s%s', str_split(bin2hex($bytes), 4));
+    }
+
+    /** If-Match of a version: '"7"' (an entity tag given whole, such as '"7"' or '*', is sent as is). */
+    public static function entityTag(int|string $version): string
+    {
+        $text = (string) $version;
+        return str_starts_with($text, '"') || str_starts_with($text, 'W/') || $text === '*' ? $text : "\"$text\"";
     }
 
     /** One HTTP exchange: [status, lower-cased headers, body]. */
@@ -71,17 +78,21 @@ final class Client
         return [(int) $match[1], $received, $response];
     }
 
-    public function request(string $method, string $path, array $query = [], ?array $body = null, ?string $idempotencyKey = null): array
+    /** The decoded answer; [] when it has no body (204). A PATCH body is sent as a JSON merge patch. */
+    public function request(string $method, string $path, array $query = [], array|object|null $body = null, ?string $idempotencyKey = null, ?string $ifMatch = null): array
     {
         $url = $this->baseUrl . $path . ($query ? '?' . http_build_query($query) : '');
         $headers = ['Authorization' => "Bearer {$this->apiKey}", 'Accept' => 'application/json', 'User-Agent' => 'crm-client-php/' . self::VERSION];
         $payload = null;
         if ($body !== null) {
-            $headers['Content-Type'] = 'application/json';
+            $headers['Content-Type'] = $method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
             $payload = json_encode($body, JSON_THROW_ON_ERROR);
         }
         if ($idempotencyKey !== null) {
             $headers['Idempotency-Key'] = $idempotencyKey;
+        }
+        if ($ifMatch !== null) {
+            $headers['If-Match'] = $ifMatch;
         }
         for ($attempt = 0; ; $attempt++) {
             try {
@@ -104,6 +115,10 @@ final class Client
             if ($status >= 200 && $status < 300) {
                 return $decoded;
             }
+            $problem = [$status, $decoded['code'] ?? 'UNKNOWN', $decoded['detail'] ?? '', $decoded['errors'] ?? [], $decoded['request_id'] ?? ($received['x-request-id'] ?? null)];
+            if ($status === 412) {
+                throw new PreconditionFailed(...$problem, current: $decoded['current'] ?? null);
+            }
             $class = match (true) {
                 $status === 401 => Unauthorized::class,
                 $status === 403 => Forbidden::class,
@@ -113,7 +128,7 @@ final class Client
                 $status >= 500 => ServerError::class,
                 default => BadRequest::class,
             };
-            throw new $class($status, $decoded['code'] ?? 'UNKNOWN', $decoded['detail'] ?? '', $decoded['errors'] ?? [], $decoded['request_id'] ?? ($received['x-request-id'] ?? null));
+            throw new $class(...$problem);
         }
     }
 

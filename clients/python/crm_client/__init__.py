@@ -9,10 +9,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 __version__ = "0.1.0"
-__all__ = ["Client", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "RateLimited", "ServerError"]
+__all__ = ["Client", "Sync", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PreconditionFailed", "RateLimited",
+           "ServerError"]
 
 
 class CrmError(Exception):
@@ -36,22 +37,71 @@ class RateLimited(CrmError): pass
 class ServerError(CrmError): pass
 
 
+class PreconditionFailed(CrmError):
+    """412: the record is no longer at the version given in If-Match; `current` is the record as it is now
+    (None when the key may not read it)."""
+
+    def __init__(self, status: int, code: str, detail: str, errors: List[Dict[str, str]], request_id: Optional[str],
+                 current: Optional[Dict[str, Any]] = None):
+        super().__init__(status, code, detail, errors, request_id)
+        self.current = current
+
+
 def _error_class(status: int) -> type:
-    return {401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict, 429: RateLimited}.get(status, ServerError if status >= 500 else BadRequest)
+    return {401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict, 412: PreconditionFailed, 429: RateLimited}.get(
+        status, ServerError if status >= 500 else BadRequest)
+
+
+def _entity_tag(version: Union[int, str]) -> str:
+    """If-Match of a version: '"7"' (an entity tag given whole, such as '"7"' or '*', is sent as is)."""
+    text = str(version)
+    return text if text.startswith(('"', 'W/')) or text == "*" else f'"{text}"'
+
+
+class Sync:
+    """The changes of a resource, oldest first: records as they are now, and for each deleted record a
+    tombstone {"id", "deleted": True, "deleted_at", "version"}. Iterating follows next_cursor until the last
+    page; afterwards `cursor` is where to resume later. It moves only once every item of a page has been
+    consumed, so leaving the loop early resumes at the unfinished page (items may repeat, none is missed).
+    Iterating the same Sync again fetches the changes made since."""
+
+    def __init__(self, resource: "_Resource", cursor: Optional[str], updated_since: Any, limit: int):
+        self._resource = resource
+        self.cursor = cursor
+        self._updated_since = updated_since.isoformat() if hasattr(updated_since, "isoformat") else updated_since
+        self._limit = limit
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        while True:
+            if self.cursor:
+                # A cursor embeds its list's filters.
+                result = self._resource.list(cursor=self.cursor, limit=self._limit)
+            else:
+                result = self._resource.list(include_deleted="true", updated_since=self._updated_since, limit=self._limit)
+            yield from result["data"]
+            pagination = result["pagination"]
+            if pagination.get("next_cursor"):
+                self.cursor = pagination["next_cursor"]
+            if not pagination.get("has_more") or not pagination.get("next_cursor"):
+                return
 
 
 class _Resource:
-    def __init__(self, client: "Client", path: str, creatable: bool):
+    def __init__(self, client: "Client", path: str, editable: bool = True, moves: Sequence[str] = ()):
         self._client = client
         self._path = path
-        self._creatable = creatable
+        self._editable = editable
+        self._moves = tuple(moves)
+
+    def _item(self, id: str) -> str:
+        return f"/{self._path}/{urllib.parse.quote(id, safe='')}"
 
     def list(self, **params: Any) -> Dict[str, Any]:
-        """One page: {"data": [...], "pagination": {"page", "limit", "total"}}."""
+        """One page: {"data": [...], "pagination": {"page", "limit", "total", "next_cursor", "has_more"}}."""
         return self._client._request("GET", f"/{self._path}", query=params)
 
     def get(self, id: str) -> Dict[str, Any]:
-        return self._client._request("GET", f"/{self._path}/{urllib.parse.quote(id, safe='')}")
+        return self._client._request("GET", self._item(id))
 
     def iterate(self, **params: Any) -> Iterator[Dict[str, Any]]:
         """Every record over all pages (from `page`, if given)."""
@@ -65,10 +115,45 @@ class _Resource:
             page += 1
 
     def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
-        if not self._creatable:
-            raise AttributeError(f"{self._path} cannot be created through the REST API")
         # A generated key makes retries safe: a retried create never duplicates.
         return self._client._request("POST", f"/{self._path}", body=body, idempotency_key=idempotency_key or str(uuid.uuid4()))
+
+    def update(self, id: str, patch: Dict[str, Any], if_match: Union[int, str, None] = None,
+               idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """A JSON merge patch: the fields given change, None clears one. With if_match (a version), raises
+        PreconditionFailed unless the record is still at that version."""
+        if not self._editable:
+            raise AttributeError(f"{self._path} cannot be edited through the REST API")
+        return self._write("PATCH", self._item(id), if_match, idempotency_key, body=patch)
+
+    def update_if_unchanged(self, record: Dict[str, Any], patch: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """Updates `record` only if it is still at record["version"]; otherwise raises PreconditionFailed,
+        whose `current` is the record as it is now."""
+        return self.update(record["id"], patch, if_match=record["version"], idempotency_key=idempotency_key)
+
+    def delete(self, id: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None) -> None:
+        """Soft delete: the record reads as NotFound until restored."""
+        self._write("DELETE", self._item(id), if_match, idempotency_key)
+
+    def restore(self, id: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        return self._write("POST", self._item(id) + "/restore", if_match, idempotency_key)
+
+    def transition(self, id: str, move: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """A change of status, such as invoices.transition(id, "send")."""
+        if move not in self._moves:
+            raise ValueError(f"{self._path} have no transition {move!r}: one of {', '.join(self._moves) or 'none'}")
+        return self._write("POST", f"{self._item(id)}/{move}", if_match, idempotency_key)
+
+    def sync(self, cursor: Optional[str] = None, updated_since: Any = None, limit: int = 100) -> Sync:
+        """Every change (records and tombstones), oldest first, from `cursor` (or from the first change, or
+        from `updated_since`, an ISO 8601 time): iterate it, then save its `cursor` for next time."""
+        return Sync(self, cursor, updated_since, limit)
+
+    def _write(self, method: str, path: str, if_match: Union[int, str, None], idempotency_key: Optional[str], body: Any = None) -> Any:
+        # Every write carries an Idempotency-Key, the same on each retry: a retried write is applied once.
+        return self._client._request(method, path, body=body, idempotency_key=idempotency_key or str(uuid.uuid4()),
+                                     if_match=None if if_match is None else _entity_tag(if_match),
+                                     content_type="application/merge-patch+json" if method == "PATCH" else "application/json")
 
 
 class Client:
@@ -81,12 +166,12 @@ class Client:
         self.base_url = (base_url or os.environ.get("CRM_BASE_URL") or "http://localhost:3000/v1").rstrip("/")
         self.timeout = timeout
         self.max_retries = max_retries
-        self.customers = _Resource(self, "customers", True)
-        self.jobs = _Resource(self, "jobs", True)
-        self.emails = _Resource(self, "emails", False)
-        self.invoices = _Resource(self, "invoices", True)
-        self.estimates = _Resource(self, "estimates", False)
-        self.proposals = _Resource(self, "proposals", False)
+        self.customers = _Resource(self, "customers")
+        self.jobs = _Resource(self, "jobs", moves=("start", "complete", "cancel"))
+        self.emails = _Resource(self, "emails", editable=False)
+        self.invoices = _Resource(self, "invoices", moves=("send", "pay"))
+        self.estimates = _Resource(self, "estimates", moves=("send", "accept", "decline"))
+        self.proposals = _Resource(self, "proposals", moves=("send", "accept", "decline"))
 
     def _send(self, request: urllib.request.Request):
         """One HTTP exchange: (status, headers, body bytes). Raises OSError on network failure."""
@@ -96,17 +181,20 @@ class Client:
         except urllib.error.HTTPError as error:
             return error.code, error.headers, error.read()
 
-    def _request(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None, idempotency_key: Optional[str] = None) -> Any:
+    def _request(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None, idempotency_key: Optional[str] = None,
+                 if_match: Optional[str] = None, content_type: str = "application/json") -> Any:
         url = self.base_url + path
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
         headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json", "User-Agent": f"crm-client-python/{__version__}"}
         data = None
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
             data = json.dumps(body).encode()
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
+        if if_match:
+            headers["If-Match"] = if_match
         attempt = 0
         while True:
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
@@ -129,8 +217,11 @@ class Client:
             if 200 <= status < 300:
                 return payload
             payload = payload or {}
-            raise _error_class(status)(status, payload.get("code", "UNKNOWN"), payload.get("detail", ""), payload.get("errors", []),
-                                       payload.get("request_id") or response_headers.get("X-Request-Id"))
+            problem = (status, payload.get("code", "UNKNOWN"), payload.get("detail", ""), payload.get("errors", []),
+                       payload.get("request_id") or response_headers.get("X-Request-Id"))
+            if status == 412:
+                raise PreconditionFailed(*problem, current=payload.get("current"))
+            raise _error_class(status)(*problem)
 
     @staticmethod
     def _backoff(attempt: int) -> float:

@@ -7,7 +7,8 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from crm_client import BadRequest, Client, Conflict, CrmError, Forbidden, NotFound, RateLimited, ServerError, Unauthorized  # noqa: E402
+from crm_client import (BadRequest, Client, Conflict, CrmError, Forbidden, NotFound, PreconditionFailed, RateLimited,  # noqa: E402
+                        ServerError, Unauthorized)
 
 
 class ClientTest(unittest.TestCase):
@@ -22,7 +23,7 @@ class ClientTest(unittest.TestCase):
                                             "line_items": [{"description": "Work", "quantity": 3, "unit_amount": 100}]})
         self.assertEqual(invoice["total_amount"], 300)
         page = self.crm.customers.list(search="ada python", limit=5)
-        self.assertEqual(page["pagination"], {"page": 1, "limit": 5, "total": 1})
+        self.assertEqual({k: page["pagination"][k] for k in ("page", "limit", "total")}, {"page": 1, "limit": 5, "total": 1})
         self.assertIn(invoice["number"], [i["number"] for i in self.crm.invoices.list(status="draft")["data"]])
         for resource in (self.crm.emails, self.crm.estimates, self.crm.proposals):
             self.assertIn("pagination", resource.list())
@@ -95,16 +96,128 @@ class ClientTest(unittest.TestCase):
         found = self.crm.customers.list(search="python exactly once")["data"]
         self.assertEqual([c["id"] for c in found], [created["id"]])
 
+    def test_update(self):
+        customer = self.crm.customers.create({"name": "Py Patch", "email": "patch.py@example.com", "phone": "+14155550101"})
+        self.assertEqual((customer["version"], customer["deleted_at"]), (1, None))
+        updated = self.crm.customers.update(customer["id"], {"name": "Py Patched", "phone": None})
+        self.assertEqual((updated["name"], updated["email"], updated["phone"], updated["version"]), ("Py Patched", "patch.py@example.com", None, 2))
+        self.assertEqual(self.crm.customers.get(customer["id"]), updated)
+        self.assertEqual(self.crm.customers.update(customer["id"], {"email": "patched.py@example.com"}, if_match=2)["version"], 3)
+        with self.assertRaises(AttributeError):
+            self.crm.emails.update(customer["id"], {"subject": "x"})
+
+    def test_conditional_update_of_a_stale_record(self):
+        read = self.crm.customers.create({"name": "Py Stale"})
+        fresh = self.crm.customers.update_if_unchanged(read, {"name": "Py Fresh"})
+        self.assertEqual((fresh["name"], fresh["version"]), ("Py Fresh", read["version"] + 1))
+        with self.assertRaises(PreconditionFailed) as stale:
+            self.crm.customers.update_if_unchanged(read, {"name": "Py Lost update"})
+        self.assertEqual((stale.exception.status, stale.exception.code), (412, "PRECONDITION_FAILED"))
+        self.assertIsInstance(stale.exception, CrmError)
+        current = stale.exception.current
+        self.assertEqual((current["id"], current["name"], current["version"]), (read["id"], "Py Fresh", fresh["version"]))
+        self.assertEqual(self.crm.customers.get(read["id"])["name"], "Py Fresh")
+        with self.assertRaises(PreconditionFailed):
+            self.crm.customers.delete(read["id"], if_match=read["version"])
+
+    def test_delete_and_restore(self):
+        customer = self.crm.customers.create({"name": "Py Deleted"})
+        self.assertIsNone(self.crm.customers.delete(customer["id"]))
+        with self.assertRaises(NotFound):
+            self.crm.customers.get(customer["id"])
+        restored = self.crm.customers.restore(customer["id"])
+        self.assertEqual((restored["id"], restored["name"], restored["deleted_at"]), (customer["id"], "Py Deleted", None))
+        self.assertGreater(restored["version"], customer["version"])
+        self.assertEqual(self.crm.customers.get(customer["id"]), restored)
+        email = self.crm.emails.create({"customer_id": customer["id"], "type": "incoming", "from": "them@example.com",
+                                        "to": "us@example.com", "subject": "Hello"})
+        self.crm.emails.delete(email["id"])
+        with self.assertRaises(NotFound):
+            self.crm.emails.get(email["id"])
+
+    def test_transitions(self):
+        customer = self.crm.customers.create({"name": "Py Transitions"})
+        invoice = self.crm.invoices.create({"customer_id": customer["id"], "currency": "USD",
+                                            "line_items": [{"description": "Work", "quantity": 1, "unit_amount": 900}]})
+        sent = self.crm.invoices.transition(invoice["id"], "send", if_match=invoice["version"])
+        self.assertEqual((sent["status"], sent["version"]), ("sent", invoice["version"] + 1))
+        with self.assertRaises(Conflict):
+            self.crm.invoices.update(invoice["id"], {"currency": "EUR"})
+        with self.assertRaises(PreconditionFailed):
+            self.crm.invoices.transition(invoice["id"], "pay", if_match=invoice["version"])
+        self.assertEqual(self.crm.invoices.transition(invoice["id"], "pay")["status"], "paid")
+        estimate = self.crm.estimates.create({"customer_id": customer["id"], "currency": "USD",
+                                              "line_items": [{"description": "Plan", "quantity": 1, "unit_amount": 50}]})
+        self.crm.estimates.transition(estimate["id"], "send")
+        self.assertEqual(self.crm.estimates.transition(estimate["id"], "accept")["status"], "accepted")
+        job = self.crm.jobs.create({"customer_id": customer["id"], "title": "Boiler"})
+        self.assertEqual(self.crm.jobs.transition(job["id"], "cancel")["status"], "cancelled")
+        with self.assertRaises(ValueError):
+            self.crm.invoices.transition(invoice["id"], "start")
+
+    def test_retried_update_is_applied_once(self):
+        customer = self.crm.customers.create({"name": "Py Once"})
+        client = Client()
+        real_send = client._send
+        keys = []
+
+        def lossy(request):
+            answer = real_send(request)
+            if request.get_method() == "PATCH":
+                keys.append(request.get_header("Idempotency-key"))
+                if len(keys) == 1:
+                    raise ConnectionResetError("connection reset")  # the server applied it; the answer is lost
+            return answer
+
+        client._send = lossy
+        updated = client.customers.update(customer["id"], {"name": "Py Once more"})
+        self.assertEqual(len(keys), 2)
+        self.assertEqual(keys[0], keys[1])
+        self.assertEqual(updated["version"], customer["version"] + 1)
+        self.assertEqual(self.crm.customers.get(customer["id"])["version"], customer["version"] + 1)
+
+    def test_sync_then_resume_from_the_cursor(self):
+        kept = self.crm.customers.create({"name": "Py Sync kept"})
+        gone = self.crm.customers.create({"name": "Py Sync gone"})
+        first = self.crm.customers.sync(limit=2)
+        seen = list(first)
+        self.assertGreater(len(seen), 2)  # more than one page was followed
+        self.assertTrue({kept["id"], gone["id"]} <= {r["id"] for r in seen})
+        self.assertIsInstance(first.cursor, str)
+        saved = first.cursor
+
+        self.crm.customers.update(kept["id"], {"name": "Py Sync changed"})
+        self.crm.customers.delete(gone["id"])
+        resumed = self.crm.customers.sync(cursor=saved, limit=1)
+        changes = {r["id"]: r for r in resumed}
+        self.assertEqual(set(changes), {kept["id"], gone["id"]})
+        self.assertEqual((changes[kept["id"]]["name"], changes[kept["id"]]["version"]), ("Py Sync changed", kept["version"] + 1))
+        tombstone = changes[gone["id"]]
+        self.assertIs(tombstone["deleted"], True)
+        self.assertTrue(tombstone["deleted_at"])
+        self.assertGreater(tombstone["version"], gone["version"])
+        self.assertNotEqual(resumed.cursor, saved)
+        self.assertEqual(list(self.crm.customers.sync(cursor=resumed.cursor)), [])
+        self.assertEqual(list(resumed), [])  # iterating again: nothing changed since
+
     def test_covers_every_route_of_the_openapi_document(self):
         with urllib.request.urlopen(os.environ["CRM_BASE_URL"] + "/openapi.json") as response:
             document = json.load(response)
         for path, methods in document["paths"].items():
-            resource = getattr(self.crm, path.split("/")[1])
+            _, name, *rest = path.split("/")
+            resource = getattr(self.crm, name)
             for method in methods:
-                name = "create" if method == "post" else ("get" if path.endswith("{id}") else "list")
-                self.assertTrue(callable(getattr(resource, name)), f"{method} {path}")
-                if method == "post":
-                    self.assertTrue(resource._creatable, f"{method} {path}")
+                if method == "get":
+                    operation = "get" if rest else "list"
+                elif method == "post":
+                    operation = "create" if not rest else ("restore" if rest[1:] == ["restore"] else "transition")
+                else:
+                    operation = {"patch": "update", "delete": "delete"}[method]
+                self.assertTrue(callable(getattr(resource, operation)), f"{method} {path}")
+                if operation == "update":
+                    self.assertTrue(resource._editable, f"{method} {path}")
+                if operation == "transition":
+                    self.assertIn(rest[1], resource._moves, f"{method} {path}")
 
 
 if __name__ == "__main__":

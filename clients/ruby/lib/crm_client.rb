@@ -2,6 +2,7 @@
 require 'json'
 require 'net/http'
 require 'securerandom'
+require 'time'
 require 'uri'
 
 module CrmClient
@@ -24,16 +25,63 @@ module CrmClient
   class RateLimited < Error; end
   class ServerError < Error; end
 
+  # 412: the record is no longer at the version given in If-Match; +current+ is the record as it
+  # is now (nil when the key may not read it).
+  class PreconditionFailed < Error
+    attr_reader :current
+
+    def initialize(status, code, detail, errors, request_id, current = nil)
+      super(status, code, detail, errors, request_id)
+      @current = current
+    end
+  end
+
   def self.error_class(status)
-    { 401 => Unauthorized, 403 => Forbidden, 404 => NotFound, 409 => Conflict, 429 => RateLimited }.fetch(status) { status >= 500 ? ServerError : BadRequest }
+    { 401 => Unauthorized, 403 => Forbidden, 404 => NotFound, 409 => Conflict, 412 => PreconditionFailed, 429 => RateLimited }
+      .fetch(status) { status >= 500 ? ServerError : BadRequest }
+  end
+
+  # If-Match of a version: '"7"' (an entity tag given whole, such as '"7"' or '*', is sent as is).
+  def self.entity_tag(version)
+    text = version.to_s
+    text.start_with?('"', 'W/') || text == '*' ? text : %("#{text}")
+  end
+
+  # The changes of a resource, oldest first: records as they are now, and for each deleted record
+  # a tombstone {"id", "deleted" => true, "deleted_at", "version"}. +each+ follows next_cursor
+  # until the last page; afterwards +cursor+ is where to resume later. It moves only once every
+  # item of a page has been yielded, so leaving the loop early resumes at the unfinished page
+  # (items may repeat, none is missed). Iterating again yields the changes made since.
+  class Sync
+    include Enumerable
+    attr_reader :cursor
+
+    def initialize(resource, cursor, updated_since, limit)
+      @resource, @cursor, @limit = resource, cursor, limit
+      @updated_since = updated_since.respond_to?(:iso8601) ? updated_since.iso8601 : updated_since
+    end
+
+    def each
+      return enum_for(:each) unless block_given?
+
+      loop do
+        # A cursor embeds its list's filters.
+        result = @cursor ? @resource.list(cursor: @cursor, limit: @limit) : @resource.list(include_deleted: 'true', updated_since: @updated_since, limit: @limit)
+        result['data'].each { |record| yield record }
+        pagination = result['pagination']
+        @cursor = pagination['next_cursor'] if pagination['next_cursor']
+        break unless pagination['has_more'] && pagination['next_cursor']
+      end
+      self
+    end
   end
 
   class Resource
-    def initialize(client, path, creatable)
-      @client, @path, @creatable = client, path, creatable
+    def initialize(client, path, editable: true, moves: [])
+      @client, @path, @editable, @moves = client, path, editable, moves.map(&:to_s)
     end
 
-    # One page: {"data" => [...], "pagination" => {"page", "limit", "total"}}.
+    # One page: {"data" => [...], "pagination" => {"page", "limit", "total", "next_cursor", "has_more"}}.
     def list(**params)
       @client.request('GET', "/#{@path}", query: params)
     end
@@ -58,10 +106,60 @@ module CrmClient
     end
 
     def create(body, idempotency_key: nil)
-      raise NoMethodError, "#{@path} cannot be created through the REST API" unless @creatable
-
       # A generated key makes retries safe: a retried create never duplicates.
       @client.request('POST', "/#{@path}", body: body, idempotency_key: idempotency_key || SecureRandom.uuid)
+    end
+
+    # A JSON merge patch: the fields given change, nil clears one. With if_match (a version),
+    # raises PreconditionFailed unless the record is still at that version.
+    def update(id, patch, if_match: nil, idempotency_key: nil)
+      raise NoMethodError, "#{@path} cannot be edited through the REST API" unless @editable
+
+      write('PATCH', item(id), if_match, idempotency_key, body: patch)
+    end
+
+    # Updates +record+ only if it is still at record['version']; otherwise raises
+    # PreconditionFailed, whose +current+ is the record as it is now.
+    def update_if_unchanged(record, patch, idempotency_key: nil)
+      update(record['id'], patch, if_match: record['version'], idempotency_key: idempotency_key)
+    end
+
+    # Soft delete: the record reads as NotFound until restored.
+    def delete(id, if_match: nil, idempotency_key: nil)
+      write('DELETE', item(id), if_match, idempotency_key)
+      nil
+    end
+
+    def restore(id, if_match: nil, idempotency_key: nil)
+      write('POST', "#{item(id)}/restore", if_match, idempotency_key)
+    end
+
+    # A change of status, such as invoices.transition(id, 'send').
+    def transition(id, move, if_match: nil, idempotency_key: nil)
+      unless @moves.include?(move.to_s)
+        raise ArgumentError, "#{@path} have no transition #{move.to_s.inspect}: one of #{@moves.empty? ? 'none' : @moves.join(', ')}"
+      end
+
+      write('POST', "#{item(id)}/#{move}", if_match, idempotency_key)
+    end
+
+    # Every change (records and tombstones), oldest first, from +cursor+ (or the first change, or
+    # +updated_since+, an ISO 8601 string or a Time): iterate it, then save its +cursor+.
+    def sync(cursor: nil, updated_since: nil, limit: 100)
+      Sync.new(self, cursor, updated_since, limit)
+    end
+
+    private
+
+    def item(id)
+      "/#{@path}/#{URI.encode_www_form_component(id)}"
+    end
+
+    # Every write carries an Idempotency-Key, the same on each retry: a retried write is applied once.
+    def write(method, path, if_match, idempotency_key, body: nil)
+      @client.request(method, path, body: body, idempotency_key: idempotency_key || SecureRandom.uuid,
+                                    if_match: if_match && CrmClient.entity_tag(if_match),
+                                    content_type: method == 'PATCH' ? 'application/merge-patch+json' : 'application/json')
     end
   end
 
@@ -73,12 +171,12 @@ module CrmClient
       raise ArgumentError, 'An API key is required: pass api_key or set CRM_API_KEY.' if api_key.nil? || api_key.empty?
 
       @api_key, @base_url, @timeout, @max_retries = api_key, base_url.chomp('/'), timeout, max_retries
-      @customers = Resource.new(self, 'customers', true)
-      @jobs = Resource.new(self, 'jobs', true)
-      @emails = Resource.new(self, 'emails', false)
-      @invoices = Resource.new(self, 'invoices', true)
-      @estimates = Resource.new(self, 'estimates', false)
-      @proposals = Resource.new(self, 'proposals', false)
+      @customers = Resource.new(self, 'customers')
+      @jobs = Resource.new(self, 'jobs', moves: %w[start complete cancel])
+      @emails = Resource.new(self, 'emails', editable: false)
+      @invoices = Resource.new(self, 'invoices', moves: %w[send pay])
+      @estimates = Resource.new(self, 'estimates', moves: %w[send accept decline])
+      @proposals = Resource.new(self, 'proposals', moves: %w[send accept decline])
     end
 
     # One HTTP exchange; raises on network failure.
@@ -88,7 +186,7 @@ module CrmClient
       end
     end
 
-    def request(method, path, query: nil, body: nil, idempotency_key: nil)
+    def request(method, path, query: nil, body: nil, idempotency_key: nil, if_match: nil, content_type: 'application/json')
       uri = URI(@base_url + path)
       uri.query = URI.encode_www_form(query.compact) if query && !query.empty?
       attempt = 0
@@ -98,8 +196,9 @@ module CrmClient
         request['Accept'] = 'application/json'
         request['User-Agent'] = "crm-client-ruby/#{VERSION}"
         request['Idempotency-Key'] = idempotency_key if idempotency_key
+        request['If-Match'] = if_match if if_match
         if body
-          request['Content-Type'] = 'application/json'
+          request['Content-Type'] = content_type
           request.body = JSON.generate(body)
         end
         begin
@@ -124,8 +223,10 @@ module CrmClient
         return payload if status.between?(200, 299)
 
         payload ||= {}
-        raise CrmClient.error_class(status).new(status, payload['code'] || 'UNKNOWN', payload['detail'] || '', payload['errors'] || [],
-                                                payload['request_id'] || response['X-Request-Id'])
+        problem = [status, payload['code'] || 'UNKNOWN', payload['detail'] || '', payload['errors'] || [], payload['request_id'] || response['X-Request-Id']]
+        raise PreconditionFailed.new(*problem, payload['current']) if status == 412
+
+        raise CrmClient.error_class(status).new(*problem)
       end
     end
 
