@@ -102,7 +102,7 @@ interface FieldExtensions {
 /** The REST declaration and the scope of a field, when it has a REST row. */
 function restOf(field: GraphQLField<unknown, unknown>): { rest: RestExtension; scope: Scope } | undefined {
   const extensions = field.extensions as FieldExtensions;
-  const scope = extensions.pothosOptions?.authScopes?.scope;
+  const scope = extensions.rest?.scope ?? extensions.pothosOptions?.authScopes?.scope;
   if (!extensions.rest) return undefined;
   if (!scope) throw new Error(`${field.name} has a REST row but no scope`);
   return { rest: extensions.rest, scope };

@@ -9,6 +9,7 @@ import './invoice.js';
 import './estimate.js';
 import './proposal.js';
 import './analytics.js';
+import './event.js';
 
 // Declaration order kept: REST records list their fields as the types declare them, `id`
 // first. schema.graphql is printed sorted, so its diffs stay stable (schema/print.ts).

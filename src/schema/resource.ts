@@ -28,6 +28,8 @@ export interface RestExtension {
   verb?: string;
   /** An update's: the verbs that change the record's status instead. */
   moves?: string[];
+  /** The route's scope, where the field's own authScopes decide per record (events). */
+  scope?: Scope;
 }
 
 export function restExtension(rest: RestExtension) {
