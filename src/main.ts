@@ -7,6 +7,9 @@ import { migrate } from './db/migrator.js';
 import { bufferedStdout, createLogger, errorFields } from './logger.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createApp } from './server.js';
+import { schema } from './schema/index.js';
+import { startDeliveries } from './webhooks/delivery.js';
+import { lazySecretBox } from './webhooks/secrets.js';
 import { seedDemo } from './db/demo-data.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -46,7 +49,19 @@ const rateLimiter = createRateLimiter({
 let stopping = false;
 // Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
 const late = new WeakSet<IncomingMessage>();
-const app = createApp({ db, log, rateLimiter, trustProxy: config.trustProxy, corsOrigins: config.corsOrigins, tombstoneRetentionDays: config.tombstoneRetentionDays, draining: (arrived) => (arrived ? late.has(arrived) : stopping) });
+const box = lazySecretBox(db.prisma, config.webhooks.secretKey);
+const deliveries = startDeliveries({ db, log, schema, box, config: config.webhooks });
+const app = createApp({
+  db,
+  log,
+  rateLimiter,
+  trustProxy: config.trustProxy,
+  corsOrigins: config.corsOrigins,
+  tombstoneRetentionDays: config.tombstoneRetentionDays,
+  eventRetentionDays: config.eventRetentionDays,
+  webhooks: { policy: { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivateNetworks }, box, wake: deliveries.wake },
+  draining: (arrived) => (arrived ? late.has(arrived) : stopping),
+});
 const server = createServer((req, res) => {
   if (stopping) late.add(req);
   void app(req, res);
@@ -72,6 +87,7 @@ async function shutdown(signal: string) {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   await closed;
+  await deliveries.stop();
   await rateLimiter.close();
   try {
     await db!.close();

@@ -10,6 +10,7 @@ import './estimate.js';
 import './proposal.js';
 import './analytics.js';
 import './event.js';
+import './webhook.js';
 
 // Declaration order kept: REST records list their fields as the types declare them, `id`
 // first. schema.graphql is printed sorted, so its diffs stay stable (schema/print.ts).

@@ -27,7 +27,7 @@ describe.each(DB_KINDS)('events on %s', (kind) => {
   const eventsOf = async (id: string) => {
     const page = await acme.get('/events?limit=100');
     expect(page.status).toBe(200);
-    return (page.body.data as Array<{ type: string; data: { object: { id: string } } }>).filter((e) => e.data.object.id === id).reverse();
+    return (page.body.data as Array<{ id: string; type: string; data: { object: { id: string } } }>).filter((e) => e.data.object.id === id).reverse();
   };
 
   it('a create writes <resource>.created with the record as REST shows it and the request id', async () => {
@@ -40,7 +40,7 @@ describe.each(DB_KINDS)('events on %s', (kind) => {
       data: { object: created.body },
       request_id: 'req-create-ada',
     });
-    const one = await acme.get(`/events/${(event as { id: string }).id}`);
+    const one = await acme.get(`/events/${event!.id}`);
     expect(one.status).toBe(200);
     expect(one.body).toEqual(event);
   });
