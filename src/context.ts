@@ -3,6 +3,7 @@ import type { Admission } from './auth/admission.js';
 import type { TenantClient } from './db/tenant.js';
 import type { Logger } from './logger.js';
 import type { FieldError } from './errors.js';
+import type { EventHub } from './events/hub.js';
 import type { AddressPolicy } from './webhooks/address.js';
 import type { SecretBox } from './webhooks/secrets.js';
 
@@ -25,4 +26,6 @@ export interface Context {
   /** Faults a REST body had before the operation ran (see InputCheck); none on /graphql. */
   inputErrors?: FieldError[];
   webhooks: WebhookServices;
+  /** Committed events as this instance hears of them (subscriptions). */
+  events: EventHub;
 }

@@ -8,6 +8,7 @@ import { bufferedStdout, createLogger, errorFields } from './logger.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createApp } from './server.js';
 import { schema } from './schema/index.js';
+import { createEventHub } from './events/hub.js';
 import { startDeliveries } from './webhooks/delivery.js';
 import { lazySecretBox } from './webhooks/secrets.js';
 import { seedDemo } from './db/demo-data.js';
@@ -50,7 +51,8 @@ let stopping = false;
 // Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
 const late = new WeakSet<IncomingMessage>();
 const box = lazySecretBox(db.prisma, config.webhooks.secretKey);
-const deliveries = startDeliveries({ db, log, schema, box, config: config.webhooks });
+const events = createEventHub(db, log);
+const deliveries = startDeliveries({ db, hub: events, log, schema, box, config: config.webhooks });
 const app = createApp({
   db,
   log,
@@ -60,6 +62,7 @@ const app = createApp({
   tombstoneRetentionDays: config.tombstoneRetentionDays,
   eventRetentionDays: config.eventRetentionDays,
   webhooks: { policy: { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivateNetworks }, box, wake: deliveries.wake },
+  events,
   draining: (arrived) => (arrived ? late.has(arrived) : stopping),
 });
 const server = createServer((req, res) => {
@@ -88,6 +91,7 @@ async function shutdown(signal: string) {
   server.closeIdleConnections();
   await closed;
   await deliveries.stop();
+  await events.close();
   await rateLimiter.close();
   try {
     await db!.close();

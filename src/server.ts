@@ -12,6 +12,7 @@ import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
 import { scheduleTombstonePurge } from './db/tombstones.js';
 import type { WebhookServices } from './context.js';
+import { createEventHub, type EventHub } from './events/hub.js';
 import { scheduleEventPurge } from './events/retention.js';
 import { lazySecretBox } from './webhooks/secrets.js';
 import { apiError } from './errors.js';
@@ -52,6 +53,8 @@ export interface AppDeps {
   eventRetentionDays?: number;
   /** Webhook endpoints' address policy and secrets, and the delivery loop to wake. */
   webhooks?: WebhookServices;
+  /** Committed events as this instance hears of them (subscriptions). */
+  events?: EventHub;
 }
 
 export function createApp({
@@ -63,14 +66,15 @@ export function createApp({
   tombstoneRetentionDays = 90,
   eventRetentionDays = 30,
   webhooks = { policy: { allowHttp: false, allowPrivate: false }, box: lazySecretBox(db.prisma, undefined), wake: () => undefined },
+  events = createEventHub(db, log),
   draining = () => false,
 }: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
-  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks });
+  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events });
   const idempotency = createIdempotency(db.prisma, log);
   const health = healthCheck(db, log);
-  const accountPages = createAccountPages(db.prisma, log, authenticator.forget);
+  const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks);
   const cors = createCors(corsOrigins);
   scheduleTombstonePurge(db.prisma, tombstoneRetentionDays, log);
   scheduleEventPurge(db.prisma, eventRetentionDays, log);

@@ -12,13 +12,13 @@ import type { LookupFunction } from 'node:net';
 import type { GraphQLSchema } from 'graphql';
 import type { WebhookConfig } from '../config.js';
 import type { Database } from '../db/connection.js';
+import type { EventHub } from '../events/hub.js';
 import { formatEvent } from '../events/format.js';
 import type { Logger } from '../logger.js';
 import { resolveAllowed, type AddressPolicy } from './address.js';
 import type { SecretBox } from './secrets.js';
 import { webhookHeaders } from './signature.js';
 
-export const EVENTS_CHANNEL = 'crm_events';
 const POLL_MS = 1000;
 const BATCH = 16;
 /** Response bodies are read this far and dropped: nobody needs more to log a failure. */
@@ -81,7 +81,7 @@ export interface Deliveries {
   stop(): Promise<void>;
 }
 
-export function startDeliveries({ db, log, schema, box, config }: { db: Pick<Database, 'prisma' | 'listen'>; log: Logger; schema: GraphQLSchema; box: () => Promise<SecretBox>; config: WebhookConfig }): Deliveries {
+export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pick<Database, 'prisma'>; hub: EventHub; log: Logger; schema: GraphQLSchema; box: () => Promise<SecretBox>; config: WebhookConfig }): Deliveries {
   const { prisma } = db;
   const policy: AddressPolicy = { allowHttp: config.allowHttp, allowPrivate: config.allowPrivateNetworks };
   let stopped = false;
@@ -174,7 +174,7 @@ export function startDeliveries({ db, log, schema, box, config }: { db: Pick<Dat
 
   const timer = setInterval(wake, POLL_MS);
   timer.unref();
-  const subscription = db.listen(EVENTS_CHANNEL, { notify: wake, lost: () => undefined }).catch(() => undefined);
+  const unsubscribe = hub.subscribe(wake);
   wake();
 
   return {
@@ -182,7 +182,7 @@ export function startDeliveries({ db, log, schema, box, config }: { db: Pick<Dat
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await (await subscription)?.close();
+      unsubscribe();
       await running;
     },
   };
