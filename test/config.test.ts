@@ -18,7 +18,23 @@ describe('configuration', () => {
       corsOrigins: '*',
       seedOnFirstStart: true,
       tombstoneRetentionDays: 90,
+      eventRetentionDays: 30,
+      webhooks: {
+        allowHttp: false,
+        allowPrivateNetworks: false,
+        retrySchedule: [5, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200, 43200],
+        timeoutMs: 10_000,
+        leaseSeconds: 60,
+        secretKey: undefined,
+      },
     });
+  });
+
+  it('reads the webhook settings, and refuses a malformed retry schedule naming it', () => {
+    const config = loadConfig({ WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_RETRY_SCHEDULE: '0.5, 2,10', WEBHOOK_SECRET_KEY: 'k'.repeat(40) });
+    expect(config.webhooks).toMatchObject({ allowHttp: true, retrySchedule: [0.5, 2, 10], secretKey: 'k'.repeat(40) });
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,soon' })).toThrow(/^WEBHOOK_RETRY_SCHEDULE must be/);
+    expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(/^WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false/);
   });
 
   it('reads CORS_ORIGINS as a list of origins', () => {
