@@ -81,8 +81,9 @@ export interface Deliveries {
   stop(): Promise<void>;
 }
 
-export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pick<Database, 'prisma'>; hub: EventHub; log: Logger; schema: GraphQLSchema; box: () => Promise<SecretBox>; config: WebhookConfig }): Deliveries {
-  const { prisma } = db;
+export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pick<Database, 'background'>; hub: EventHub; log: Logger; schema: GraphQLSchema; box: () => Promise<SecretBox>; config: WebhookConfig }): Deliveries {
+  // Connections of their own: requests queueing on the pool must not starve deliveries.
+  const prisma = db.background;
   const policy: AddressPolicy = { allowHttp: config.allowHttp, allowPrivate: config.allowPrivateNetworks };
   let stopped = false;
   let running: Promise<void> | undefined;
