@@ -28,6 +28,7 @@ import { routeExecutor } from './rest/execute.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
 import { createAccountPages } from './web/account.js';
+import type { ThrottleFactory } from './web/login-throttle.js';
 
 export interface AppDeps {
   db: Database;
@@ -45,15 +46,17 @@ export interface AppDeps {
   corsOrigins?: string[] | '*';
   /** Days deleted records are kept as tombstones (see db/tombstones.ts). */
   tombstoneRetentionDays?: number;
+  /** Where failed logins are counted (default: this process; in a cluster, the primary). */
+  loginThrottles?: ThrottleFactory;
 }
 
-export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = '*', tombstoneRetentionDays = 90, draining = () => false }: AppDeps) {
+export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = '*', tombstoneRetentionDays = 90, draining = () => false, loginThrottles }: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
   const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma) });
   const idempotency = createIdempotency(db.prisma, log);
   const health = healthCheck(db, log);
-  const accountPages = createAccountPages(db.prisma, log, authenticator.forget);
+  const accountPages = createAccountPages(db.prisma, log, authenticator.forget, loginThrottles);
   const cors = createCors(corsOrigins);
   scheduleTombstonePurge(db.prisma, tombstoneRetentionDays, log);
 
