@@ -36,6 +36,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
   let ready = false;
   let stopping = false;
   let failedStarts = 0;
+  /** Whether every worker stopped cleanly once shutdown began: the primary's exit code. */
   let cleanExit = true;
 
   const fork = () => answerCalls(cluster.fork(), state.handlers);
@@ -54,8 +55,10 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
 
   cluster.on('exit', (worker, code, signal) => {
     const wasListening = listening.delete(worker.id);
-    if (code !== 0 && !(stopping && signal)) cleanExit = false;
     if (stopping) {
+      // Killed by the forwarded signal before its handler was in place (it was starting,
+      // nothing in flight) is clean too; exit 1 (its grace ran out) is not.
+      if (code !== 0 && !signal) cleanExit = false;
       if (workers().length === 0) finish();
       return;
     }
