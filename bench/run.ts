@@ -335,6 +335,11 @@ async function bench() {
     cluster.process.kill('SIGTERM');
     references.process.kill('SIGTERM');
   }
+  extra.push(
+    `All cores: "service, ${CLUSTER_PROCESSES} workers" is WEB_CONCURRENCY=${CLUSTER_PROCESSES} (a primary that serves nothing, and the workers; without Redis every request's rate-limit charge is one IPC round trip to the primary), ` +
+      `against the reference as ${CLUSTER_PROCESSES} processes under node:cluster; RSS sums every Node process of each. ` +
+      'On a machine whose cores are also running the load generator and PostgreSQL, a second process mostly competes with them: compare the two 2-process rows with each other, not with the 1-process rows.',
+  );
   extra.push(...(await embedded(rows, data, serviceArgs)));
   try {
     if (!existsSync('bench/peer/node_modules')) {
