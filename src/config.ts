@@ -28,6 +28,37 @@ export interface Config {
   tombstoneRetentionDays: number;
   /** Server processes sharing the port (node:cluster); 1: one process, no cluster. PostgreSQL only. */
   webConcurrency: number;
+  /** Days events are kept. */
+  eventRetentionDays: number;
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Endpoints may be http:// (local development and tests). */
+  allowHttp: boolean;
+  /** Endpoints may resolve to private, loopback or link-local addresses (tests, local development). */
+  allowPrivateNetworks: boolean;
+  /** Seconds before each retry; the last attempt is the one after the last delay. */
+  retrySchedule: number[];
+  /** How long an attempt may take. */
+  timeoutMs: number;
+  /** How long a claimed delivery stays with its instance before another may take it (a crash). */
+  leaseSeconds: number;
+  /** Key of the stored signing secrets; unset: a key the service keeps in its database. */
+  secretKey: string | undefined;
+}
+
+/** About three days: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h. */
+export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200, 43200];
+
+function schedule(env: Env): number[] {
+  const raw = (env.WEBHOOK_RETRY_SCHEDULE ?? '').trim();
+  if (raw === '') return DEFAULT_RETRY_SCHEDULE;
+  const delays = raw.split(',').map((part) => Number(part.trim()));
+  if (delays.length > 50 || delays.some((d) => !Number.isFinite(d) || d < 0 || d > 604_800)) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be up to 50 comma-separated delays in seconds, each from 0 to 604800 (got "${raw}")`);
+  }
+  return delays;
 }
 
 export class ConfigError extends Error {
@@ -126,5 +157,14 @@ export function loadConfig(env: Env = process.env): Config {
     tombstoneRetentionDays: integer(env, 'TOMBSTONE_RETENTION_DAYS', 90, 1, 36_500),
     // Default: one process per core the machine (or its CPU quota) allows.
     webConcurrency: integer(env, 'WEB_CONCURRENCY', Math.min(64, availableParallelism()), 1, 64),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    webhooks: {
+      allowHttp: flag(env, 'WEBHOOK_ALLOW_HTTP', false),
+      allowPrivateNetworks: flag(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+      retrySchedule: schedule(env),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      leaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 1, 3600),
+      secretKey: env.WEBHOOK_SECRET_KEY || undefined,
+    },
   };
 }

@@ -8,6 +8,10 @@ import { migrate } from './db/migrator.js';
 import { errorFields, type Logger } from './logger.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createApp } from './server.js';
+import { schema } from './schema/index.js';
+import { createEventHub } from './events/hub.js';
+import { startDeliveries } from './webhooks/delivery.js';
+import { lazySecretBox } from './webhooks/secrets.js';
 import { seedDemo } from './db/demo-data.js';
 import { counterInPrimary, throttlesInPrimary } from './cluster/shared.js';
 
@@ -49,6 +53,11 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
   let stopping = false;
   // Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
   const late = new WeakSet<IncomingMessage>();
+  // Each worker is an instance of its own here: its own LISTEN for events, and its own
+  // delivery loop (deliveries are leased FOR UPDATE SKIP LOCKED, so instances never collide).
+  const box = lazySecretBox(database.prisma, config.webhooks.secretKey);
+  const events = createEventHub(database, log);
+  const deliveries = startDeliveries({ db: database, hub: events, log, schema, box, config: config.webhooks });
   const app = createApp({
     db: database,
     log,
@@ -56,6 +65,9 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
     trustProxy: config.trustProxy,
     corsOrigins: config.corsOrigins,
     tombstoneRetentionDays: config.tombstoneRetentionDays,
+    eventRetentionDays: config.eventRetentionDays,
+    webhooks: { policy: { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivateNetworks }, box, wake: deliveries.wake },
+    events,
     draining: (arrived) => (arrived ? late.has(arrived) : stopping),
     loginThrottles: worker ? throttlesInPrimary : undefined,
   });
@@ -84,6 +96,8 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     await closed;
+    await deliveries.stop();
+    await events.close();
     await rateLimiter.close();
     try {
       await database.close();

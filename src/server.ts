@@ -11,6 +11,10 @@ import { createAuthenticator } from './auth/authenticate.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
 import { scheduleTombstonePurge } from './db/tombstones.js';
+import type { WebhookServices } from './context.js';
+import { createEventHub, type EventHub } from './events/hub.js';
+import { scheduleEventPurge } from './events/retention.js';
+import { lazySecretBox } from './webhooks/secrets.js';
 import { apiError } from './errors.js';
 import { graphqlErrorResponse } from './graphql/error-policy.js';
 import { createGraphQL, wantsGraphiQL } from './graphql/yoga.js';
@@ -46,19 +50,38 @@ export interface AppDeps {
   corsOrigins?: string[] | '*';
   /** Days deleted records are kept as tombstones (see db/tombstones.ts). */
   tombstoneRetentionDays?: number;
+  /** Days events are kept (see events/retention.ts). */
+  eventRetentionDays?: number;
+  /** Webhook endpoints' address policy and secrets, and the delivery loop to wake. */
+  webhooks?: WebhookServices;
+  /** Committed events as this instance hears of them (subscriptions). */
+  events?: EventHub;
   /** Where failed logins are counted (default: this process; in a cluster, the primary). */
   loginThrottles?: ThrottleFactory;
 }
 
-export function createApp({ db, log, rateLimiter, trustProxy = 0, corsOrigins = '*', tombstoneRetentionDays = 90, draining = () => false, loginThrottles }: AppDeps) {
+export function createApp({
+  db,
+  log,
+  rateLimiter,
+  trustProxy = 0,
+  corsOrigins = '*',
+  tombstoneRetentionDays = 90,
+  eventRetentionDays = 30,
+  webhooks = { policy: { allowHttp: false, allowPrivate: false }, box: lazySecretBox(db.prisma, undefined), wake: () => undefined },
+  events = createEventHub(db, log),
+  draining = () => false,
+  loginThrottles,
+}: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
-  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma) });
+  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events });
   const idempotency = createIdempotency(db.prisma, log);
   const health = healthCheck(db, log);
-  const accountPages = createAccountPages(db.prisma, log, authenticator.forget, loginThrottles);
+  const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);
   const cors = createCors(corsOrigins);
   scheduleTombstonePurge(db.prisma, tombstoneRetentionDays, log);
+  scheduleEventPurge(db.prisma, eventRetentionDays, log);
 
   async function graphql(request: Request, requestId: string, address: string, logFields: Fields): Promise<Response> {
     if (wantsGraphiQL(request)) {

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig } from '../src/config.js';
 import { runNpm } from './helpers/processes.js';
 
 describe('configuration', () => {
@@ -20,6 +20,8 @@ describe('configuration', () => {
       seedOnFirstStart: true,
       tombstoneRetentionDays: 90,
       webConcurrency: Math.min(64, availableParallelism()),
+      eventRetentionDays: 30,
+      webhooks: { allowHttp: false, allowPrivateNetworks: false, retrySchedule: DEFAULT_RETRY_SCHEDULE, timeoutMs: 10_000, leaseSeconds: 60, secretKey: undefined },
     });
   });
 

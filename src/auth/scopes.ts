@@ -10,6 +10,9 @@ export const SCOPES = [
   'estimates:write',
   'proposals:read',
   'proposals:write',
+  'events:read',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

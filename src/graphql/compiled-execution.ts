@@ -4,7 +4,7 @@
 // which dominated the time of a page of records. A document is compiled once it has run
 // HOT_AFTER times: a one-off query would pay more for compiling than it saves.
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { execute, type DocumentNode } from 'graphql';
+import { execute, Kind, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../logger.js';
 
@@ -19,6 +19,8 @@ export function useCompiledExecution(log: Logger): Plugin {
       // Variables that do not coerce never get here: the query bounds refuse them first, with
       // graphql-js's own errors (graphql-jit would report them in a shape of its own).
       enableIf: ({ document }) => {
+        // Subscriptions stream from the standard executor.
+        if (document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription')) return false;
         const count = (runs.get(document) ?? 0) + 1;
         if (count <= HOT_AFTER) runs.set(document, count);
         return count > HOT_AFTER;

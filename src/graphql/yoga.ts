@@ -2,7 +2,8 @@
 // (query bounds, rate units, error policy, standard and compiled execution), the GraphiQL
 // page, and the per-request context (the caller's admission and its tenant-scoped client).
 import { createYoga } from 'graphql-yoga';
-import type { Context } from '../context.js';
+import type { Context, WebhookServices } from '../context.js';
+import type { EventHub } from '../events/hub.js';
 import type { TenantClient } from '../db/tenant.js';
 import type { FieldError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -69,7 +70,7 @@ export function wantsGraphiQL(request: Request): boolean {
   return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
-export function createGraphQL({ log, rateLimiter, tenants }: { log: Logger; rateLimiter: RateLimiter; tenants: (organizationId: string) => TenantClient }) {
+export function createGraphQL({ log, rateLimiter, tenants, webhooks, events }: { log: Logger; rateLimiter: RateLimiter; tenants: (organizationId: string) => TenantClient; webhooks: WebhookServices; events: EventHub }) {
   return createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -89,7 +90,7 @@ export function createGraphQL({ log, rateLimiter, tenants }: { log: Logger; rate
     context: ({ requestId, admission, inputErrors }) => {
       if (!admission) throw safeError(new Error('operation without authentication'), log, requestId);
       const { auth } = admission;
-      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors };
+      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors, webhooks, events };
     },
   });
 }

@@ -105,16 +105,20 @@ function tombstone(record: Record<string, unknown>) {
   return record.deleted_at ? { id: record.id, deleted: true, deleted_at: record.deleted_at, version: record.version } : record;
 }
 
-const etagOf = (record: unknown) => `"${String((record as { version: number }).version)}"`;
+/** A versioned record's ETag (records without a version, such as webhook endpoints, have none). */
+function etagOf(record: unknown): string | undefined {
+  const { version } = record as { version?: unknown };
+  return typeof version === 'number' ? `"${version}"` : undefined;
+}
 
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
   try {
     // Only lists take query parameters: the same check refuses any that come elsewhere.
     const queried = queryVariables(url, route.params);
-    let variables: Record<string, unknown> = route.kind === 'list' ? queried : { id };
+    let variables: Record<string, unknown> = route.kind === 'list' ? queried : { ...queried, id };
     let inputErrors: FieldError[] | undefined;
     if (CHANGES.has(route.kind)) variables.expectedVersion = expectedVersion(request);
-    if (route.kind === 'create' || route.kind === 'update') {
+    if (route.kind === 'create' || route.kind === 'update' || (route.kind === 'move' && route.input && request.headers.has('content-type'))) {
       const body = await bodyVariables(request, route);
       variables = { ...variables, ...body.variables };
       inputErrors = body.inputErrors;
@@ -126,23 +130,25 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       const refusal = inRestWords(error, route);
       // A failed condition answers the record as it is now, so the client can merge and retry.
       const current = codeOf(refusal) === 'PRECONDITION_FAILED' && route.item ? (await execute(route.item, { id })).data?.result : undefined;
-      return problemResponse(refusal, requestId, current ? { current } : undefined, current ? { etag: etagOf(current) } : undefined);
+      const etag = current ? etagOf(current) : undefined;
+      return problemResponse(refusal, requestId, current ? { current } : undefined, etag ? { etag } : undefined);
     }
     if (data === null || data === undefined) {
       return problemResponse(apiError('NOT_FOUND', `No ${route.resource.type.toLowerCase()} with this id in this organization.`), requestId);
     }
-    if (route.kind === 'list') {
+    if (route.kind === 'list' || route.kind === 'related') {
       const page = data as { data: Array<Record<string, unknown>> };
       return Response.json({ ...page, data: page.data.map(tombstone) });
     }
     const etag = etagOf(data);
-    if (route.kind === 'delete') return new Response(null, { status: 204, headers: { etag } });
-    if (route.kind === 'item' && unchanged(request, etag)) return new Response(null, { status: 304, headers: { etag } });
+    const headers: Record<string, string> = etag ? { etag } : {};
+    if (route.kind === 'delete') return new Response(null, { status: 204, headers });
+    if (route.kind === 'item' && etag && unchanged(request, etag)) return new Response(null, { status: 304, headers });
     if (route.kind === 'create') {
       const location = `${base}/${route.resource.path}/${(data as { id: string }).id}`;
-      return Response.json(data, { status: 201, headers: { location, etag } });
+      return Response.json(data, { status: 201, headers: { location, ...headers } });
     }
-    return Response.json(data, { headers: { etag } });
+    return Response.json(data, { headers });
   } catch (error) {
     if (!(error instanceof GraphQLError)) throw error;
     return problemResponse(error, requestId);

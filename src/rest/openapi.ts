@@ -103,8 +103,9 @@ const RATE: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit
  */
 const ANSWER_HEADERS: Record<number, { always?: HeaderName[]; sometimes?: HeaderName[] }> = {
   200: { always: RATE },
-  201: { always: [...RATE, 'Location', 'ETag'], sometimes: ['Idempotent-Replayed'] },
-  204: { always: [...RATE, 'ETag'], sometimes: ['Idempotent-Replayed'] },
+  // Versioned records also carry their ETag (see `record` below).
+  201: { always: [...RATE, 'Location'], sometimes: ['Idempotent-Replayed'] },
+  204: { always: RATE, sometimes: ['Idempotent-Replayed'] },
   304: { always: [...RATE, 'ETag'] },
   400: { sometimes: RATE },
   401: { always: ['WWW-Authenticate'] },
@@ -137,7 +138,7 @@ function answerHeaders(status: number, extra: { always?: HeaderName[]; sometimes
 /** Headers that some status always carries, shared in components.headers. */
 const SHARED_HEADERS = Object.fromEntries(
   (Object.keys(HEADERS) as HeaderName[])
-    .filter((name) => name === 'X-Request-Id' || Object.values(ANSWER_HEADERS).some(({ always }) => always?.includes(name)))
+    .filter((name) => name === 'X-Request-Id' || name === 'ETag' || Object.values(ANSWER_HEADERS).some(({ always }) => always?.includes(name)))
     .map((name) => [name, { ...HEADERS[name], required: true }]),
 );
 
@@ -242,28 +243,36 @@ export function openApiDocument(routes: Route[]) {
     const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description, ERRORS[code].status)]));
     const one = name.toLowerCase();
     const idParam = { name: 'id', in: 'path', required: true, description: `The ${one}'s id (a UUID); any other value is a 404.`, schema: { type: 'string', format: 'uuid' } };
-    const record = (description: string, status = 200) => ({ description, headers: answerHeaders(status, { always: ['ETag'] }), content: { 'application/json': { schema: ref } } });
+    // Records with a version answer with their ETag and take If-Match / If-None-Match.
+    const versioned = 'version' in route.record.getFields();
+    const tag: { always?: HeaderName[] } = versioned ? { always: ['ETag'] } : {};
+    const record = (description: string, status = 200) => ({ description, headers: answerHeaders(status, tag), content: { 'application/json': { schema: ref } } });
+    const syncs = route.params.some((p) => p.name === 'include_deleted');
+    if (syncs) schemas.Tombstone ??= TOMBSTONE;
     let operation: Record<string, unknown>;
-    if (route.kind === 'list') {
-      schemas.Tombstone ??= TOMBSTONE;
+    if (route.kind === 'list' || route.kind === 'related') {
       operation = {
-        operationId: `list${name}s`,
-        summary: `List ${route.resource.path}, newest first (or in change order, to sync)`,
-        parameters: route.params.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: paramSchema(p) })),
+        operationId: route.kind === 'list' ? `list${name}s` : route.field,
+        summary: syncs ? `List ${route.resource.path}, newest first (or in change order, to sync)` : (route.record.description ?? `List ${route.resource.path}`),
+        parameters: [
+          ...(route.kind === 'related' ? [idParam] : []),
+          ...route.params.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: paramSchema(p) })),
+        ],
         responses: {
           200: {
-            description: `A page of ${route.resource.path}. With \`include_deleted\`, deleted ones are tombstones.`,
+            description: syncs ? `A page of ${route.resource.path}. With \`include_deleted\`, deleted ones are tombstones.` : 'A page.',
             headers: answerHeaders(200),
             content: {
               'application/json': {
                 schema: {
                   type: 'object',
                   required: ['data', 'pagination'],
-                  properties: { data: { type: 'array', items: { anyOf: [ref, { $ref: '#/components/schemas/Tombstone' }] } }, pagination: { $ref: '#/components/schemas/Pagination' } },
+                  properties: { data: { type: 'array', items: syncs ? { anyOf: [ref, { $ref: '#/components/schemas/Tombstone' }] } : ref }, pagination: { $ref: '#/components/schemas/Pagination' } },
                 },
               },
             },
           },
+          ...(route.kind === 'related' ? { 404: problemRef(ERRORS.NOT_FOUND.description, 404) } : {}),
           ...errors,
         },
       };
@@ -271,10 +280,10 @@ export function openApiDocument(routes: Route[]) {
       operation = {
         operationId: `get${name}`,
         summary: `Get one ${one}`,
-        parameters: [idParam, IF_NONE_MATCH],
+        parameters: versioned ? [idParam, IF_NONE_MATCH] : [idParam],
         responses: {
           200: record(`The ${one}.`),
-          304: { description: 'Not modified: the record is still at the version `If-None-Match` names.', headers: answerHeaders(304) },
+          ...(versioned ? { 304: { description: 'Not modified: the record is still at the version `If-None-Match` names.', headers: answerHeaders(304) } } : {}),
           404: problemRef(ERRORS.NOT_FOUND.description, 404),
           ...errors,
         },
@@ -296,37 +305,41 @@ export function openApiDocument(routes: Route[]) {
         },
       };
     } else {
-      const verb = route.verb ?? '';
-      const changes = {
-        update: { id: `update${name}`, summary: `Change ${an(one)}'s fields (JSON merge patch)`, answer: `The ${one} as changed.` },
-        delete: { id: `delete${name}`, summary: `Delete ${an(one)} (it can be restored)`, answer: '' },
-        restore: { id: `restore${name}`, summary: `Restore a deleted ${one}`, answer: `The restored ${one}.` },
-        move: { id: `${verb}${name}`, summary: `${verb.charAt(0).toUpperCase()}${verb.slice(1)} ${an(one)}`, answer: `The ${one} in its new status.` },
-      }[route.kind];
+      const summaries: Record<string, string> = {
+        update: `Change ${an(one)}'s fields (JSON merge patch)`,
+        delete: versioned ? `Delete ${an(one)} (it can be restored)` : `Delete ${an(one)}`,
+        restore: `Restore a deleted ${one}`,
+      };
       const body: Record<string, unknown> = {};
-      if (route.kind === 'update') {
-        const inputName = route.input!.name;
-        schemas[inputName] ??= inputSchema(route.input!);
+      if (route.input) {
+        const inputName = route.input.name;
+        schemas[inputName] ??= inputSchema(route.input);
         const schema = { $ref: `#/components/schemas/${inputName}` };
-        body.requestBody = { required: true, content: { 'application/merge-patch+json': { schema }, 'application/json': { schema } } };
+        body.requestBody = route.kind === 'update'
+          ? { required: true, content: { 'application/merge-patch+json': { schema }, 'application/json': { schema } } }
+          : { required: false, content: { 'application/json': { schema } } };
       }
       operation = {
-        operationId: changes.id,
-        summary: changes.summary,
-        parameters: [idParam, IF_MATCH, IDEMPOTENCY_KEY],
+        operationId: route.field,
+        summary: summaries[route.kind] ?? route.record.description ?? route.field,
+        parameters: versioned ? [idParam, IF_MATCH, IDEMPOTENCY_KEY] : [idParam, IDEMPOTENCY_KEY],
         ...body,
         responses: {
           ...(route.kind === 'delete'
-            ? { 204: { description: `Deleted. Gone from lists, totals and relations; \`POST /${route.resource.path}/{id}/restore\` brings it back.`, headers: answerHeaders(204) } }
-            : { 200: record(changes.answer) }),
+            ? { 204: { description: versioned ? `Deleted. Gone from lists, totals and relations; \`POST /${route.resource.path}/{id}/restore\` brings it back.` : 'Deleted.', headers: answerHeaders(204, tag) } }
+            : { 200: record(`The ${one}.`) }),
           404: problemRef(ERRORS.NOT_FOUND.description, 404),
           409: problemRef(`Refused because of the record's state (its status, records that refer to it, or not deleted), named in \`detail\`; or: ${IN_FLIGHT}`, 409),
-          412: {
-            description: `${ERRORS.PRECONDITION_FAILED.description} The problem's \`current\` member is the record as it is now (when the key may read it).`,
-            headers: answerHeaders(412),
-            content: { 'application/problem+json': { schema: { allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { current: ref } }] } } },
-          },
-          ...(route.kind === 'update' ? { 413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413), 415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415) } : {}),
+          ...(versioned
+            ? {
+                412: {
+                  description: `${ERRORS.PRECONDITION_FAILED.description} The problem's \`current\` member is the record as it is now (when the key may read it).`,
+                  headers: answerHeaders(412),
+                  content: { 'application/problem+json': { schema: { allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { current: ref } }] } } },
+                },
+              }
+            : {}),
+          ...(route.input ? { 413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413), 415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415) } : {}),
           ...errors,
         },
       };

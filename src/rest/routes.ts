@@ -61,6 +61,8 @@ export interface Route {
   /** A move's verb (`send`); an update's list of them (a status changes only through them). */
   verb?: string;
   moves?: string[];
+  /** The GraphQL field the row runs. */
+  field: string;
   /** The item row of the same resource (a refused change answers the current record). */
   item?: Route;
 }
@@ -102,7 +104,7 @@ interface FieldExtensions {
 /** The REST declaration and the scope of a field, when it has a REST row. */
 function restOf(field: GraphQLField<unknown, unknown>): { rest: RestExtension; scope: Scope } | undefined {
   const extensions = field.extensions as FieldExtensions;
-  const scope = extensions.pothosOptions?.authScopes?.scope;
+  const scope = extensions.rest?.scope ?? extensions.pothosOptions?.authScopes?.scope;
   if (!extensions.rest) return undefined;
   if (!scope) throw new Error(`${field.name} has a REST row but no scope`);
   return { rest: extensions.rest, scope };
@@ -111,7 +113,7 @@ function restOf(field: GraphQLField<unknown, unknown>): { rest: RestExtension; s
 /** The record type of a list field (its page's `data` items) or an item field. */
 function recordOf(field: GraphQLField<unknown, unknown>, kind: RestExtension['kind']): GraphQLObjectType {
   const named = getNamedType(field.type) as GraphQLObjectType;
-  return kind === 'list' ? (getNamedType(named.getFields().data!.type) as GraphQLObjectType) : named;
+  return kind === 'list' || kind === 'related' ? (getNamedType(named.getFields().data!.type) as GraphQLObjectType) : named;
 }
 
 /** Where each kind of row answers, below /v1. */
@@ -123,6 +125,7 @@ const ADDRESS: Record<RestExtension['kind'], { method: Route['method']; path: (r
   delete: { method: 'DELETE', path: (rest) => `/${rest.path}/{id}` },
   restore: { method: 'POST', path: (rest) => `/${rest.path}/{id}/restore` },
   move: { method: 'POST', path: (rest) => `/${rest.path}/{id}/${rest.verb!}` },
+  related: { method: 'GET', path: (rest) => `/${rest.path}/{id}/${rest.verb!}` },
 };
 
 type Row = Omit<Route, 'parsed' | 'item'>;
@@ -142,9 +145,9 @@ function rowsOf(schema: GraphQLSchema): Row[] {
     const declarations = field.args.map((arg) => `$${arg.name}: ${String(arg.type)}`).join(', ');
     const passing = field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
     const { method, path } = ADDRESS[rest.kind];
-    const row = { method, path: path(rest), kind: rest.kind, resource, scope, params: [], record, verb: rest.verb, moves: rest.moves };
-    if (rest.kind === 'list') {
-      const params = field.args.map((arg) => ({
+    const row = { method, path: path(rest), kind: rest.kind, resource, scope, params: [], record, verb: rest.verb, moves: rest.moves, field: field.name };
+    if (rest.kind === 'list' || rest.kind === 'related') {
+      const params = field.args.filter((arg) => arg.name !== 'id').map((arg) => ({
         name: snakeCase(arg.name),
         variable: arg.name,
         description: arg.description ?? undefined,

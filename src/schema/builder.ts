@@ -26,6 +26,7 @@ export interface Types {
     DateTime: { Input: Date; Output: Date };
     Date: { Input: Date; Output: Date };
     BigInt: { Input: bigint; Output: bigint | number };
+    JSON: { Input: unknown; Output: unknown };
   };
 }
 
@@ -114,4 +115,10 @@ builder.scalarType('BigInt', {
     if (ast.kind === Kind.STRING && /^-?\d{1,30}$/.test(ast.value)) return BigInt(ast.value);
     throw new GraphQLError('must be an integer as a decimal string, such as "12550"');
   },
+});
+
+builder.scalarType('JSON', {
+  description: 'Any JSON value (an event\'s `data`: the record as REST shows it).',
+  serialize: (value) => value,
+  parseValue: (value) => value,
 });

@@ -24,6 +24,20 @@ interface Changeable {
 /** The tenant client, or a transaction of it. */
 export type Db = Pick<TenantClient, Delegate>;
 
+/** A transaction of the tenant client. */
+export type Tx = Parameters<Extract<Parameters<TenantClient['$transaction']>[0], (...args: never[]) => unknown>>[0];
+
+/**
+ * Runs a write in a transaction that names its request: the event the change writes (a
+ * trigger, at commit) records it as `request_id`.
+ */
+export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId'>, write: (tx: Tx) => Promise<T>): Promise<T> {
+  return ctx.prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT set_config('crm.request_id', ${ctx.requestId}, true)`;
+    return write(tx);
+  });
+}
+
 const model = (db: Db, type: ResourceType) => db[delegateName(type)] as unknown as Changeable;
 
 export interface Change {
@@ -49,7 +63,7 @@ export const notFound = (type: ResourceType) => apiError('NOT_FOUND', `No ${dele
  * Applies `change` to record `id` and answers it as `query` selects it, or throws the
  * reason it cannot be applied.
  */
-export async function changeRecord(ctx: Pick<Context, 'prisma' | 'auth'>, type: ResourceType, id: string, change: Change, query: object = {}): Promise<unknown> {
+export async function changeRecord(ctx: Pick<Context, 'prisma' | 'auth' | 'requestId'>, type: ResourceType, id: string, change: Change, query: object = {}): Promise<unknown> {
   if (!isUuid(id)) throw notFound(type);
   const where = {
     organizationId_id: { organizationId: ctx.auth.organizationId, id },
@@ -66,7 +80,7 @@ export async function changeRecord(ctx: Pick<Context, 'prisma' | 'auth'>, type: 
   // have become changeable: try again, a few times.
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await (change.verify ? ctx.prisma.$transaction((tx) => write(tx)) : write(ctx.prisma));
+      return await writing(ctx, write);
     } catch (error) {
       if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025')) throw error;
     }

@@ -2,6 +2,7 @@ import { invalidInput } from '../errors.js';
 import { builder } from './builder.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineResource, restCreate } from './resource.js';
+import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
 
 export const Customer = builder.prismaObject('Customer', {
@@ -91,10 +92,10 @@ builder.mutationField('createCustomer', (t) =>
       const email = check.email('email', input.email);
       const phone = check.phone('phone', input.phone);
       check.done();
-      return ctx.prisma.customer.create({
+      return writing(ctx, (tx) => tx.customer.create({
         ...query,
         data: { organizationId: ctx.auth.organizationId, name: name!, email, phone },
-      });
+      }));
     },
   }),
 );

@@ -2,6 +2,7 @@ import { builder } from './builder.js';
 import { EmailTypeEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { defineResource, restCreate } from './resource.js';
+import { writing } from './changes.js';
 import { InputCheck } from './validation.js';
 
 export const Email = builder.prismaObject('Email', {
@@ -65,7 +66,7 @@ builder.mutationField('createEmail', (t) =>
       const body = check.text('body', input.body, { max: 100_000 });
       await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
       check.done();
-      return ctx.prisma.email.create({
+      return writing(ctx, (tx) => tx.email.create({
         ...query,
         data: {
           organizationId: ctx.auth.organizationId,
@@ -77,7 +78,7 @@ builder.mutationField('createEmail', (t) =>
           body: body ?? '',
           sentAt: input.sentAt ?? new Date(),
         },
-      });
+      }));
     },
   }),
 );

@@ -9,6 +9,9 @@ import './invoice.js';
 import './estimate.js';
 import './proposal.js';
 import './analytics.js';
+import './event.js';
+import './webhook.js';
+import './subscription.js';
 
 // Declaration order kept: REST records list their fields as the types declare them, `id`
 // first. schema.graphql is printed sorted, so its diffs stay stable (schema/print.ts).

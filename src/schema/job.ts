@@ -5,6 +5,7 @@ import { requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineResource, restCreate } from './resource.js';
 import type { Move } from './transitions.js';
+import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
 
 export const Job = builder.prismaObject('Job', {
@@ -88,10 +89,10 @@ builder.mutationField('createJob', (t) =>
       const description = check.text('description', input.description, { max: 5000 });
       await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
       check.done();
-      return ctx.prisma.job.create({
+      return writing(ctx, (tx) => tx.job.create({
         ...query,
         data: { organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
-      });
+      }));
     },
   }),
 );

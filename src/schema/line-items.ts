@@ -4,6 +4,7 @@ import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
 import { builder } from './builder.js';
+import { writing } from './changes.js';
 import { requireReference } from './references.js';
 import { restCreate } from './resource.js';
 import { InputCheck, MAX_AMOUNT, patchData } from './validation.js';
@@ -152,7 +153,7 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
         const checked = await checkBillingInput(ctx, input as BillingInput);
         const organizationId = ctx.auth.organizationId;
         const day = (input as Record<string, Date | null | undefined>)[date] ?? null;
-        return ctx.prisma.$transaction(async (tx) => {
+        return writing(ctx, async (tx) => {
           const data = { ...checked, organizationId, number: await nextNumber(tx, organizationId, kind), [date]: day };
           const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
           return model.create({ ...query, data }) as never;

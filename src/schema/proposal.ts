@@ -3,6 +3,7 @@ import { QuoteStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { defineResource, restCreate } from './resource.js';
 import { quoteMoves } from './transitions.js';
+import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
 
 export const Proposal = builder.prismaObject('Proposal', {
@@ -78,10 +79,10 @@ builder.mutationField('createProposal', (t) =>
       const currency = check.currency('currency', input.currency);
       await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
       check.done();
-      return ctx.prisma.proposal.create({
+      return writing(ctx, (tx) => tx.proposal.create({
         ...query,
         data: { organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, totalAmount, currency },
-      });
+      }));
     },
   }),
 );

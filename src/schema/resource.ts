@@ -7,6 +7,7 @@ import type { EnumRef, InputObjectRef, ObjectRef } from '@pothos/core';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
+import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { builder, type Types } from './builder.js';
 import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, type ResourceType } from './changes.js';
 import type { Filters } from './cursor.js';
@@ -21,13 +22,15 @@ export type { ResourceType } from './changes.js';
 export interface RestExtension {
   /** URL segment: /v1/{path}. */
   path: string;
-  kind: 'list' | 'item' | 'create' | 'update' | 'delete' | 'restore' | 'move';
+  kind: 'list' | 'item' | 'create' | 'update' | 'delete' | 'restore' | 'move' | 'related';
   /** Object-valued fields that are part of the record (not links to other records). */
   embedded?: string[];
-  /** A move's URL segment: POST /v1/{path}/{id}/{verb}. */
+  /** A move's URL segment: POST /v1/{path}/{id}/{verb} (a related list's: GET). */
   verb?: string;
   /** An update's: the verbs that change the record's status instead. */
   moves?: string[];
+  /** The route's scope, where the field's own authScopes decide per record (events). */
+  scope?: Scope;
 }
 
 export function restExtension(rest: RestExtension) {
@@ -82,6 +85,9 @@ const an = (word: string) => (/^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}
 export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, spec: ResourceSpec<Status>): void {
   const item = delegateName(spec.type);
   const Page = pageType(spec.type, record);
+  for (const kind of ['created', 'deleted', 'restored', ...(spec.update ? ['updated'] : []), ...Object.values(spec.moves ?? {}).map((move) => transitionKind(move.to))]) {
+    EVENT_TYPES.add(`${item}.${kind}`);
+  }
   const rest = (kind: RestExtension['kind'], more: Partial<RestExtension> = {}) => restExtension({ path: spec.path, kind, embedded: spec.embedded, ...more });
   builder.queryFields((t) => ({
     [spec.path]: t.field({

@@ -1,8 +1,10 @@
-// The account pages: log in, see and manage the organization's API keys, log out.
+// The account pages: log in, see and manage the organization's API keys and webhook
+// endpoints (web/webhooks-page.ts), log out.
 // Every form post carries a CSRF token (the session's, or a login cookie's double submit).
 import { createApiKey } from '../auth/api-keys.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
+import type { WebhookServices } from '../context.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { escape, layout } from './html.js';
@@ -11,6 +13,7 @@ import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, purgeSessions, read
 import { GraphQLError } from 'graphql';
 import { Response } from '../http/fetch.js';
 import { readBody } from '../http/read-body.js';
+import { NEW_WEBHOOK_COOKIE, newWebhookFrom, webhookRoutes, webhooksSection, WEBHOOKS_PAGE, type WebhookExtra } from './webhooks-page.js';
 
 // Verifying against a real hash when the e-mail is unknown keeps the timing the same.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -77,10 +80,15 @@ function keyStatus(key: { revokedAt: Date | null; expiresAt: Date | null }): str
 
 const when = (date: Date | null) => (date ? `<time datetime="${date.toISOString()}">${date.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>` : '—');
 
-async function keysPage(prisma: PrismaClient, user: SessionUser, extra: { created?: { key: string; name: string }; error?: string } = {}): Promise<string> {
-  const [organization, keys] = await Promise.all([
+async function keysPage(
+  prisma: PrismaClient,
+  user: SessionUser,
+  extra: { created?: { key: string; name: string }; error?: string; webhooks?: WebhookExtra } = {},
+): Promise<string> {
+  const [organization, keys, webhooks] = await Promise.all([
     prisma.organization.findUniqueOrThrow({ where: { id: user.organizationId } }),
     prisma.apiKey.findMany({ where: { organizationId: user.organizationId }, orderBy: { createdAt: 'desc' } }),
+    webhooksSection(prisma, user, extra.webhooks),
   ]);
   const created = extra.created
     ? `<section class="notice" aria-live="polite">
@@ -119,16 +127,18 @@ async function keysPage(prisma: PrismaClient, user: SessionUser, extra: { create
       </fieldset>
       <label for="expires">Expires (optional)</label><input id="expires" name="expires" type="date">
       <p><button class="primary" type="submit">Create key</button></p>
-    </form>`,
+    </form>
+    ${webhooks}`,
     user,
   );
 }
 
 /**
  * `forgetKey`: a revoked key must stop working on this instance's very next request.
+ * `webhooks`: the endpoints' address policy, the secret box, and the delivery loop to wake.
  * `throttles`: where failed logins are counted (the cluster's primary, when there is one).
  */
-export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void, throttles: ThrottleFactory = localThrottles) {
+export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void, webhooks: WebhookServices, throttles: ThrottleFactory = localThrottles) {
   const perAccount = throttles('login per account', { max: 10 });
   const perAddress = throttles('login per address', { max: 50 });
   purgeSessions(prisma, log);
@@ -146,6 +156,17 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
     }
     return form;
   }
+
+  const webhookPosts = webhookRoutes({
+    prisma,
+    log,
+    webhooks,
+    withUser,
+    checkedForm,
+    page: async (user, extra, status) => html(await keysPage(prisma, user, { webhooks: extra }), { status }),
+    redirect,
+    cookie,
+  });
 
   return async function handle(request: Request, pathname: string, clientAddress: string): Promise<Response | null> {
     const method = request.method;
@@ -194,10 +215,14 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
     }
     if (pathname === '/settings/api-keys' && method === 'GET') {
       return withUser(request, async (user) => {
-        // A key just created is shown on this one load, then its cookie is cleared.
-        const created = newKeyFrom(readCookies(request)[NEW_KEY_COOKIE]);
-        const headers: Record<string, string> = created ? { 'set-cookie': cookie(request, NEW_KEY_COOKIE, '', 0, NEW_KEY_PATH) } : {};
-        return html(await keysPage(prisma, user, { created }), { headers });
+        // A key or webhook secret just created is shown on this one load, then its cookie is cleared.
+        const cookies = readCookies(request);
+        const created = newKeyFrom(cookies[NEW_KEY_COOKIE]);
+        const webhook = newWebhookFrom(cookies[NEW_WEBHOOK_COOKIE]);
+        const response = html(await keysPage(prisma, user, { created, webhooks: { created: webhook } }));
+        if (cookies[NEW_KEY_COOKIE] !== undefined) response.headers.append('set-cookie', cookie(request, NEW_KEY_COOKIE, '', 0, NEW_KEY_PATH));
+        if (cookies[NEW_WEBHOOK_COOKIE] !== undefined) response.headers.append('set-cookie', cookie(request, NEW_WEBHOOK_COOKIE, '', 0, WEBHOOKS_PAGE));
+        return response;
       });
     }
     if (pathname === '/settings/api-keys' && method === 'POST') {
@@ -242,6 +267,10 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
         }
         return redirect('/settings/api-keys');
       });
+    }
+    if (pathname.startsWith('/settings/webhooks')) {
+      const answer = await webhookPosts(request, pathname);
+      if (answer) return answer;
     }
     if (pathname === '/' && method === 'GET') return redirect('/settings/api-keys');
     return null;

@@ -1,0 +1,95 @@
+// The event log as the API reads it: `events` (newest first, or after a given event in commit
+// order, to catch up) and `event(id)`. A key reads the events of the resources it may read
+// (`customers:read` sees customer.* events), or all of them with `events:read`.
+import type { Scope } from '../auth/scopes.js';
+import type { Context } from '../context.js';
+import { invalidInput } from '../errors.js';
+import { formatEvent, type EventRow } from '../events/format.js';
+import { builder } from './builder.js';
+import { readCursor, writeCursor } from './cursor.js';
+import { named, pageType, pageWindow } from './pagination.js';
+import { restExtension } from './resource.js';
+
+export const RESOURCES = ['customer', 'job', 'email', 'invoice', 'estimate', 'proposal'] as const;
+
+/** The resources whose events a key may read. */
+export function readableResources(ctx: Pick<Context, 'auth'>): string[] {
+  if (ctx.auth.scopes.has('events:read')) return [...RESOURCES];
+  return RESOURCES.filter((resource) => ctx.auth.scopes.has(`${resource}s:read` as Scope));
+}
+
+const mayRead = (ctx: Context) => readableResources(ctx).length > 0;
+
+export const Event = builder.prismaObject('Event', {
+  description: 'A change to a record, as it committed.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    type: t.exposeString('type', { description: '`<resource>.<created|updated|deleted|restored|transition>`, such as invoice.paid.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    data: t.field({
+      type: 'JSON',
+      description: '`{ object, previous_attributes? }`: the record as REST shows it after the change, and the fields the change altered, as they were.',
+      resolve: (event, _args, _ctx, info) => formatEvent(info.schema, event as EventRow).data,
+    }),
+    requestId: t.exposeString('requestId', { nullable: true, description: 'The X-Request-Id of the request that made the change.' }),
+  }),
+});
+
+const EventPage = pageType('Event', Event);
+
+builder.queryFields((t) => ({
+  events: t.field({
+    type: EventPage,
+    nullable: true,
+    description: 'Events, newest first; with `after`, the events committed after that one, oldest first (to catch up).',
+    authScopes: (_root, _args, ctx) => mayRead(ctx),
+    extensions: restExtension({ path: 'events', kind: 'list', scope: 'events:read' }),
+    args: {
+      page: t.arg.int({ defaultValue: 1, description: 'Page number, from 1.' }),
+      limit: t.arg.int({ defaultValue: 20, description: 'Page size, 1 to 100.' }),
+      cursor: t.arg.string({ description: "Continues from a page's `nextCursor`." }),
+      type: t.arg.string({ description: 'Only events of this type, such as invoice.paid.' }),
+      after: t.arg.string({ description: 'An event id: the events committed after it, oldest first.' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const list = { organizationId: ctx.auth.organizationId, resource: 'events' };
+      const given = named({ type: args.type ?? undefined, after: args.after ?? undefined });
+      const cursor = args.cursor == null ? undefined : readCursor(args.cursor, list, given);
+      if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
+      const filters = cursor?.filters ?? given;
+      const { page, limit, skip } = pageWindow({ page: cursor?.page ?? args.page, limit: args.limit });
+      const oldestFirst = filters.after !== undefined;
+      let from: bigint | undefined;
+      if (filters.after !== undefined) {
+        const after = await ctx.prisma.event.findFirst({ where: { id: String(filters.after) }, select: { seq: true } });
+        if (!after) throw invalidInput([{ param: 'after', message: 'does not name an event of this organization (it may be older than the retention)' }]);
+        from = after.seq;
+      }
+      const where = { resource: { in: readableResources(ctx) }, ...(filters.type ? { type: String(filters.type) } : {}) };
+      const position = cursor ? BigInt(cursor.position) : from;
+      const rows = await ctx.prisma.event.findMany({
+        where: { ...where, ...(position !== undefined ? { seq: oldestFirst ? { gt: position } : { lt: position } } : {}) },
+        orderBy: { seq: oldestFirst ? 'asc' : 'desc' },
+        skip: cursor ? 0 : skip,
+        take: limit + 1,
+      });
+      const total = cursor?.total ?? (await ctx.prisma.event.count({ where }));
+      const hasMore = rows.length > limit;
+      const data = hasMore ? rows.slice(0, limit) : rows;
+      const last = data.at(-1);
+      // Catching up, the last cursor is where to continue later; newest first, it ends.
+      const at = last ? String(last.seq) : cursor?.position ?? (from !== undefined ? String(from) : undefined);
+      const more = oldestFirst ? at !== undefined : hasMore && last !== undefined;
+      const nextCursor = more && at !== undefined ? writeCursor(list, { order: 'changes', page: hasMore ? page + 1 : page, position: at, filters, total }) : null;
+      return { data, pagination: { page, limit, total, nextCursor, hasMore } };
+    },
+  }),
+  event: t.prismaField({
+    type: 'Event',
+    nullable: true,
+    authScopes: (_root, _args, ctx) => mayRead(ctx),
+    extensions: restExtension({ path: 'events', kind: 'item', scope: 'events:read' }),
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, { id }, ctx) => ctx.prisma.event.findFirst({ ...query, where: { id: String(id), resource: { in: readableResources(ctx) } } }),
+  }),
+}));
