@@ -2,6 +2,7 @@
 // npm run bench -- soak [--minutes 5]
 // npm run bench -- limiter
 // npm run bench -- sync [--customers 1000000]
+// npm run bench -- events [--customers 100000 --burst 2000 --sequential 200 --rounds 2 --pool-size N]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -10,10 +11,12 @@
 // that matters is a ratio measured in the same run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, seedBenchDataDir, type BenchData } from './seed.js';
 import { syncWalk, updatedSince, type Bench } from './sync.js';
+import { startReceiver, webhookBench } from './events.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -24,6 +27,10 @@ const { values, positionals } = parseArgs({
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '64' },
     minutes: { type: 'string', default: '5' },
+    burst: { type: 'string', default: '2000' },
+    sequential: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '2' },
+    'pool-size': { type: 'string' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -49,7 +56,11 @@ function productionArgs(): string[] {
   return args;
 }
 const typescript = (file: string) => ['--import', 'tsx', file];
-/** Processes of the all-cores rows (the service's WEB_CONCURRENCY, the reference's cluster). */
+/**
+ * Processes of the all-cores rows (the service's WEB_CONCURRENCY, the reference's cluster).
+ * Every other row, and the soak, sync and events subcommands, run one process
+ * (WEB_CONCURRENCY=1, not the default of one per core), as their earlier results did.
+ */
 const CLUSTER_PROCESSES = 2;
 
 function start(name: string, args: string[], env: Record<string, string>): Promise<Server> {
@@ -370,7 +381,7 @@ async function soak() {
   const minutes = Number(values.minutes);
   const data = await seedBenchDatabase(ADMIN_URL, 'crm_soak', 10_000, KEYS);
   keys = data.keys;
-  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl });
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const json = { 'content-type': 'application/json' };
   await autocannon({ url: service.url, connections: 16, duration: 5, requests: [{ path: '/v1/customers', ...rotatingKey }] });
   const rssStart = rssMb(service.process.pid!);
@@ -471,7 +482,7 @@ async function sync() {
   const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers, KEYS);
   const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
   keys = data.keys;
-  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl });
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const rows: Row[] = [];
   const extra = [`${customers} customers in the measured organization (seeded in ${seedSeconds} s); ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`];
   try {
@@ -485,6 +496,42 @@ async function sync() {
   report('sync', rows, extra);
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync };
+/**
+ * Events and webhooks alone: REST create with the event trigger off, on with no endpoint and
+ * on with one endpoint (a local receiver in this process), then deliveries a second and the
+ * time from a create's response to its delivery (bench/events.ts).
+ */
+async function events() {
+  const customers = Number(values.customers);
+  console.log(`Seeding ${customers} customers...`);
+  const seeding = performance.now();
+  const data = await seedBenchDatabase(ADMIN_URL, 'crm_events', customers, KEYS);
+  const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
+  keys = data.keys;
+  const loadBefore = loadavg()[0]!.toFixed(1);
+  const receiver = await startReceiver();
+  // The receiver is local (http://127.0.0.1): the service must be allowed to post there.
+  // --pool-size: the service's DATABASE_POOL_SIZE (default: the service's own, 10).
+  const pool: Record<string, string> = values['pool-size'] ? { DATABASE_POOL_SIZE: values['pool-size'] } : {};
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...pool });
+  const rows: Row[] = [];
+  const extra = [
+    `${customers} customers in the measured organization (seeded in ${seedSeconds} s, triggers bypassed: no events for them); ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per create row; service pool ${values['pool-size'] ?? 'default (10)'}; Node ${process.version}. ` +
+      'The service, PostgreSQL, and the bench process (load generator and webhook receiver) share the machine.',
+  ];
+  try {
+    const result = await webhookBench(tools, service, data, receiver, { burst: Number(values.burst), sequential: Number(values.sequential), rounds: Number(values.rounds), connections: CONNECTIONS });
+    rows.push(...result.rows);
+    extra.push(...result.notes);
+  } finally {
+    service.process.kill('SIGTERM');
+    await receiver.close();
+  }
+  // Other work on the machine takes the same 2 cores: its load is part of the figures.
+  extra.splice(1, 0, `1-minute load average of the machine: ${loadBefore} when the service started, ${loadavg()[0]!.toFixed(1)} at the end (${cpus().length} CPUs).`);
+  report(values['pool-size'] ? `events-pool${values['pool-size']}` : 'events', rows, extra);
+}
+
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { runNpm } from './helpers/processes.js';
 
 describe('configuration', () => {
@@ -21,8 +21,22 @@ describe('configuration', () => {
       tombstoneRetentionDays: 90,
       webConcurrency: Math.min(64, availableParallelism()),
       eventRetentionDays: 30,
-      webhooks: { allowHttp: false, allowPrivateNetworks: false, retrySchedule: DEFAULT_RETRY_SCHEDULE, timeoutMs: 10_000, leaseSeconds: 60, secretKey: undefined },
+      webhooks: {
+        allowHttp: false,
+        allowPrivateNetworks: false,
+        retrySchedule: [5, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200, 43200],
+        timeoutMs: 10_000,
+        leaseSeconds: 60,
+        secretKey: undefined,
+      },
     });
+  });
+
+  it('reads the webhook settings, and refuses a malformed retry schedule naming it', () => {
+    const config = loadConfig({ WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_RETRY_SCHEDULE: '0.5, 2,10', WEBHOOK_SECRET_KEY: 'k'.repeat(40) });
+    expect(config.webhooks).toMatchObject({ allowHttp: true, retrySchedule: [0.5, 2, 10], secretKey: 'k'.repeat(40) });
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,soon' })).toThrow(/^WEBHOOK_RETRY_SCHEDULE must be/);
+    expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(/^WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false/);
   });
 
   it.each([

@@ -11,6 +11,11 @@ import { pgliteSql, poolSql, type Sql } from './sql.js';
 export interface Database {
   kind: 'pglite' | 'postgres';
   prisma: PrismaClient;
+  /**
+   * A client for background work (webhook deliveries) with connections of its own, so a
+   * burst of requests queueing on the pool cannot starve it (the same client on PGlite).
+   */
+  background: PrismaClient;
   sql: Sql;
   /** Subscribes to NOTIFY on `channel`; closed with the database. */
   listen(channel: string, handlers: Handlers): Promise<Subscription>;
@@ -44,6 +49,8 @@ export interface DatabaseOptions {
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 /** The longest an API statement may run on PostgreSQL (cancelled past it: 503, retry). */
 export const STATEMENT_TIMEOUT_MS = 5_000;
+/** Connections of the background client (webhook deliveries), beside DATABASE_POOL_SIZE. */
+const BACKGROUND_POOL_SIZE = 2;
 
 function createClient(adapter: SqlDriverAdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
   if (!onQuery) return new PrismaClient({ adapter, transactionOptions: TRANSACTION_OPTIONS });
@@ -65,16 +72,20 @@ async function openPostgres(connectionString: string, max: number, onQuery?: (sq
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
   const prisma = createClient(new PrismaPg(pool), onQuery);
+  const backgroundPool = new pg.Pool({ connectionString, max: BACKGROUND_POOL_SIZE, connectionTimeoutMillis: 5000, statement_timeout: STATEMENT_TIMEOUT_MS });
+  backgroundPool.on('error', () => undefined);
+  const background = createClient(new PrismaPg(backgroundPool));
   const listeners = subscriptions(async (channel, handlers) => postgresListen(connectionString, channel, handlers));
   return {
     kind: 'postgres',
     prisma,
+    background,
     sql: poolSql(pool),
     listen: listeners.listen,
     async close() {
       await listeners.closeAll();
-      await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([prisma.$disconnect(), background.$disconnect()]);
+      await Promise.all([pool.end(), backgroundPool.end()]);
     },
   };
 }
@@ -94,6 +105,7 @@ async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): P
     return {
       kind: 'pglite',
       prisma,
+      background: prisma,
       sql: pgliteSql(db),
       listen: listeners.listen,
       async close() {

@@ -1,5 +1,6 @@
 // Events are kept EVENT_RETENTION_DAYS (30 by default), then removed in the background in
-// small batches, each its own short statement, so writes (which add events) never wait on it.
+// small batches, each its own short statement, so writes (which add events) never wait on
+// it; their deliveries go with them, and so does the delivery log of that age.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 
@@ -17,6 +18,8 @@ export async function purgeEvents(prisma: PrismaClient, retentionDays: number, l
       total += removed;
       if (removed < BATCH) break;
     }
+    // The delivery log goes with them (pending deliveries already went, with their events).
+    await prisma.webhookAttempt.deleteMany({ where: { createdAt: { lt: before } } });
     if (total > 0) log.info('old events purged', { count: total });
   } catch (error) {
     log.warn('event purge failed', { error: (error as Error).message });

@@ -30,7 +30,11 @@ const SCALARS: Record<string, JsonSchema> = {
   Boolean: { type: 'boolean' },
   DateTime: { type: 'string', format: 'date-time' },
   Date: { type: 'string', format: 'date' },
+  JSON: { type: 'object' },
 };
+
+/** Event ids are not UUIDs. */
+const EVENT_ID: JsonSchema = { type: 'string', pattern: '^evt_[0-9a-f]{32}$' };
 
 function leafSchema(type: GraphQLOutputType | GraphQLInputType): JsonSchema {
   const named = getNamedType(type);
@@ -49,10 +53,12 @@ function recordSchema(type: GraphQLObjectType, embedded: string[] = []): JsonSch
     let schema: JsonSchema;
     if (isListType(inner) && isObjectType(getNamedType(inner)) && embedded.includes(field.name)) {
       schema = { type: 'array', items: recordSchema(getNamedType(inner) as GraphQLObjectType) };
+    } else if (isListType(inner) && !isObjectType(getNamedType(inner))) {
+      schema = { type: 'array', items: leafSchema(inner.ofType) };
     } else if (isObjectType(getNamedType(field.type)) || isListType(inner)) {
       continue;
     } else {
-      schema = leafSchema(field.type);
+      schema = type.name === 'Event' && field.name === 'id' ? { ...EVENT_ID } : leafSchema(field.type);
     }
     if (field.description) schema.description = field.description;
     properties[snakeCase(field.name)] = isNonNullType(field.type) ? schema : nullable(schema);
@@ -242,7 +248,10 @@ export function openApiDocument(routes: Route[]) {
     const ref = { $ref: `#/components/schemas/${name}` };
     const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description, ERRORS[code].status)]));
     const one = name.toLowerCase();
-    const idParam = { name: 'id', in: 'path', required: true, description: `The ${one}'s id (a UUID); any other value is a 404.`, schema: { type: 'string', format: 'uuid' } };
+    const idParam =
+      route.resource.path === 'events'
+        ? { name: 'id', in: 'path', required: true, description: 'The event\'s id (evt_ and 32 hexadecimal digits); any other value is a 404.', schema: EVENT_ID }
+        : { name: 'id', in: 'path', required: true, description: `The ${one}'s id (a UUID); any other value is a 404.`, schema: { type: 'string', format: 'uuid' } };
     // Records with a version answer with their ETag and take If-Match / If-None-Match.
     const versioned = 'version' in route.record.getFields();
     const tag: { always?: HeaderName[] } = versioned ? { always: ['ETag'] } : {};

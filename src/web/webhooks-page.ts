@@ -5,6 +5,7 @@
 // for the address, EVENT_TYPES for the types, newSecret and the deployment's secret box.
 // The client here is not tenant-scoped: every query names the session's organization.
 import type { WebhookServices } from '../context.js';
+import type { Response } from '../http/fetch.js';
 import { EVENT_TYPES } from '../events/types.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
@@ -190,7 +191,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     if (pathname === '/settings/webhooks') {
       return deps.withUser(request, async (user) => {
         const form = await deps.checkedForm(request, user);
-        if (form instanceof Response) return form;
+        if (!(form instanceof URLSearchParams)) return form;
         const { values, data, faults } = await checkForm(form, webhooks);
         if (!data) return deps.page(user, { error: faults, form: values }, 400);
         const secret = newSecret();
@@ -209,7 +210,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     if (toggle) {
       return deps.withUser(request, async (user) => {
         const form = await deps.checkedForm(request, user);
-        if (form instanceof Response) return form;
+        if (!(form instanceof URLSearchParams)) return form;
         const [, id, action] = toggle as unknown as [string, string, 'enable' | 'disable'];
         // updateMany with the organization: another organization's endpoint id changes nothing.
         const { count } = await prisma.webhookEndpoint.updateMany({
@@ -228,7 +229,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     if (resend) {
       return deps.withUser(request, async (user) => {
         const form = await deps.checkedForm(request, user);
-        if (form instanceof Response) return form;
+        if (!(form instanceof URLSearchParams)) return form;
         const [, endpointId, attemptId] = resend as unknown as [string, string, string];
         const organizationId = user.organizationId;
         const attempt = await prisma.webhookAttempt.findFirst({ where: { organizationId, endpointId, id: attemptId }, select: { eventId: true } });

@@ -81,8 +81,9 @@ export interface Deliveries {
   stop(): Promise<void>;
 }
 
-export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pick<Database, 'prisma'>; hub: EventHub; log: Logger; schema: GraphQLSchema; box: () => Promise<SecretBox>; config: WebhookConfig }): Deliveries {
-  const { prisma } = db;
+export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pick<Database, 'background'>; hub: EventHub; log: Logger; schema: GraphQLSchema; box: () => Promise<SecretBox>; config: WebhookConfig }): Deliveries {
+  // Connections of their own: requests queueing on the pool must not starve deliveries.
+  const prisma = db.background;
   const policy: AddressPolicy = { allowHttp: config.allowHttp, allowPrivate: config.allowPrivateNetworks };
   let stopped = false;
   let running: Promise<void> | undefined;
@@ -188,8 +189,11 @@ export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pic
   };
 }
 
+/** A Retry-After is honoured up to a day: an endpoint cannot park its deliveries for longer. */
+const MAX_RETRY_AFTER_SECONDS = 86_400;
+
 /** The schedule's delay with ±10% jitter, or the endpoint's Retry-After when that is longer. */
 export function nextDelayMs(delaySeconds: number, retryAfterSeconds: number | undefined): number {
   const jittered = delaySeconds * 1000 * (0.9 + Math.random() * 0.2);
-  return Math.max(jittered, (retryAfterSeconds ?? 0) * 1000);
+  return Math.max(jittered, Math.min(retryAfterSeconds ?? 0, MAX_RETRY_AFTER_SECONDS) * 1000);
 }

@@ -6,9 +6,12 @@ import { BUSINESS_MODELS, scopeArgs, type TenantClient } from '../../src/db/tena
 describe('the tenant-scoped client', () => {
   it('reaches the tenant-shaped models of the Prisma schema, not keys, users or sessions', () => {
     expect([...BUSINESS_MODELS].sort()).toEqual(
-      ['Customer', 'Email', 'Estimate', 'EstimateLineItem', 'IdempotencyKey', 'Invoice', 'InvoiceLineItem', 'Job', 'Proposal', 'RecordCount'].sort(),
+      [
+        'Customer', 'Email', 'Estimate', 'EstimateLineItem', 'Event', 'IdempotencyKey', 'Invoice', 'InvoiceLineItem', 'Job', 'Proposal', 'RecordCount',
+        'WebhookAttempt', 'WebhookDelivery', 'WebhookEndpoint',
+      ].sort(),
     );
-    for (const model of ['ApiKey', 'User', 'Session']) {
+    for (const model of ['ApiKey', 'User', 'Session', 'ServiceKey']) {
       expect(() => scopeArgs(model, 'findMany', {}, 'org-1')).toThrow(/not reachable/);
     }
   });

@@ -32,7 +32,8 @@ describe('hostile input', () => {
   let customerId: string;
   const totals = async () => {
     const counts: Record<string, number> = {};
-    for (const route of ROUTES.filter((r) => r.kind === 'list')) {
+    // Events are not records: every create adds one.
+    for (const route of ROUTES.filter((r) => r.kind === 'list' && r.resource.path !== 'events')) {
       counts[route.resource.path] = (await call(`${api.url}/v1${route.path}`, { key: api.keys.acme })).body.pagination.total;
     }
     return counts;
@@ -70,8 +71,9 @@ describe('hostile input', () => {
       estimates: (await post('/estimates', { customer_id: customerId, currency: 'USD', line_items: line })).body.id,
       proposals: (await post('/proposals', { customer_id: customerId, title: 'P', total_amount: 1, currency: 'USD' })).body.id,
     };
-    const updates = ROUTES.filter((r) => r.kind === 'update');
+    const updates = ROUTES.filter((r) => r.kind === 'update' && r.resource.path in targets);
     expect(updates.map((r) => r.resource.path).sort()).toEqual(Object.keys(targets).sort());
+    expect(ROUTES.filter((r) => r.kind === 'update').map((r) => r.resource.path).sort()).toEqual([...Object.keys(targets), 'webhook_endpoints'].sort());
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...updates), hostileJson, fc.option(ifMatchValue), async (route, body, ifMatch) => {
         const path = route.path.replace('{id}', targets[route.resource.path]!);

@@ -22,7 +22,7 @@ describe('OpenAPI document', () => {
     api = await startApi(
       'postgres',
       { acme: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, spent: { org: 'Acme' } },
-      { RATE_LIMIT_WINDOW_SECONDS: '3600' },
+      { RATE_LIMIT_WINDOW_SECONDS: '3600', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
     );
     const response = await call(`${api.url}/v1/openapi.json`);
     expect(response.status).toBe(200);
@@ -114,6 +114,9 @@ describe('OpenAPI document', () => {
         'POST /invoices/{id}/send', 'POST /invoices/{id}/pay',
         'POST /jobs/{id}/start', 'POST /jobs/{id}/complete', 'POST /jobs/{id}/cancel',
         ...['estimates', 'proposals'].flatMap((r) => [`POST /${r}/{id}/send`, `POST /${r}/{id}/accept`, `POST /${r}/{id}/decline`]),
+        'GET /events', 'GET /events/{id}', 'POST /events/{id}/resend',
+        'GET /webhook_endpoints', 'POST /webhook_endpoints', 'GET /webhook_endpoints/{id}', 'PATCH /webhook_endpoints/{id}', 'DELETE /webhook_endpoints/{id}',
+        'POST /webhook_endpoints/{id}/rotate_secret', 'GET /webhook_endpoints/{id}/deliveries',
       ].sort(),
     );
     const params = (path: string) => document.paths[path].get.parameters.map((p: { name: string }) => p.name).sort();
@@ -142,6 +145,8 @@ describe('OpenAPI document', () => {
     await gql(api, key, 'mutation($i: CreateProposalInput!) { createProposal(input: $i) { id } }', { i: { customerId: customer.body.id, title: 'P', totalAmount: 1, currency: 'USD' } });
     await gql(api, key, 'mutation($i: CreateEmailInput!) { createEmail(input: $i) { id } }', { i: { customerId: customer.body.id, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'S' } });
 
+    const endpoint = await client.post('/webhook_endpoints', { url: 'http://127.0.0.1:9/unused', event_types: ['invoice.paid'] });
+    conforms('/webhook_endpoints', 'post', endpoint, 201);
     conforms('/customers', 'post', customer, 201);
     conforms('/jobs', 'post', job, 201);
     conforms('/invoices', 'post', invoice, 201);
@@ -159,7 +164,8 @@ describe('OpenAPI document', () => {
         conforms(path, 'get', list, 200);
         conforms(path, 'get', await client.get(`${path}?limit=0`), 400);
         conforms(path, 'get', await call(`${api.url}/v1${path}`), 401);
-        if (path !== '/customers') conforms(path, 'get', await rest(api, api.keys.readOnly!).get(path), 403);
+        // A customers:read key reads /customers, and the customer events of /events.
+        if (path !== '/customers' && path !== '/events') conforms(path, 'get', await rest(api, api.keys.readOnly!).get(path), 403);
       }
     }
   });
@@ -243,10 +249,11 @@ describe('OpenAPI document', () => {
     expect(document.paths['/customers'].get.parameters.find((p: { name: string }) => p.name === 'search').schema.maxLength).toBe(200);
     const itemPaths = Object.keys(document.paths).filter((path) => path.includes('{id}'));
     expect(itemPaths.length).toBeGreaterThan(0);
-    for (const operation of itemPaths.flatMap((path) => Object.values<any>(document.paths[path]))) {
+    for (const operation of itemPaths.filter((path) => !path.startsWith('/events/')).flatMap((path) => Object.values<any>(document.paths[path]))) {
       const id = operation.parameters.find((p: { in: string }) => p.in === 'path');
       expect(id, operation.operationId).toMatchObject({ name: 'id', required: true, description: expect.stringMatching(/\S/), schema: { type: 'string', format: 'uuid' } });
     }
+    expect(document.paths['/events/{id}'].get.parameters[0].schema).toEqual({ type: 'string', pattern: '^evt_[0-9a-f]{32}$' });
     // Every property of every input (line items included): nullable exactly when optional.
     const inputs = Object.entries<any>(document.components.schemas).filter(([name]) => name.endsWith('Input'));
     expect(inputs.length).toBeGreaterThan(0);
