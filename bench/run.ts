@@ -10,11 +10,11 @@
 // after a warm-up, and writes a table to bench/results/ (JSON and Markdown). Every figure
 // that matters is a ratio measured in the same run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { seedBenchDatabase, type BenchData } from './seed.js';
+import { seedBenchDatabase, seedBenchDataDir, type BenchData } from './seed.js';
 import { syncWalk, updatedSince, type Bench } from './sync.js';
 import { startReceiver, webhookBench } from './events.js';
 
@@ -22,6 +22,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     customers: { type: 'string', default: '100000' },
+    'pglite-customers': { type: 'string', default: '10000' },
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '64' },
@@ -55,6 +56,12 @@ function productionArgs(): string[] {
   return args;
 }
 const typescript = (file: string) => ['--import', 'tsx', file];
+/**
+ * Processes of the all-cores rows (the service's WEB_CONCURRENCY, the reference's cluster).
+ * Every other row, and the soak, sync and events subcommands, run one process
+ * (WEB_CONCURRENCY=1, not the default of one per core), as their earlier results did.
+ */
+const CLUSTER_PROCESSES = 2;
 
 function start(name: string, args: string[], env: Record<string, string>): Promise<Server> {
   const child = spawn(process.execPath, args, {
@@ -77,9 +84,39 @@ function start(name: string, args: string[], env: Record<string, string>): Promi
   });
 }
 
-function rssMb(pid: number): number {
+function ownRssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Math.round(Number(match[1]) / 1024) : 0;
+  return match ? Number(match[1]) : 0;
+}
+
+/**
+ * A server's memory: its process and every Node process under it (a cluster's workers),
+ * not the esbuild helper tsx starts beside a TypeScript reference.
+ */
+function rssMb(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (stat.includes('(node)')) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  let kb = 0;
+  for (const queue = [pid]; queue.length > 0; ) {
+    const next = queue.pop()!;
+    try {
+      kb += ownRssKb(next);
+    } catch {
+      // The process ended meanwhile.
+    }
+    queue.push(...(children.get(next) ?? []));
+  }
+  return Math.round(kb / 1024);
 }
 
 interface Row {
@@ -164,12 +201,48 @@ async function measure(name: string, server: Server, scenario: Scenario): Promis
   return row;
 }
 
+/**
+ * The embedded default (PGlite, no DATABASE_URL): list, get one and create on a data folder
+ * seeded with the same kind of data, beside the same rows on PostgreSQL. One process, as
+ * the embedded database always is.
+ */
+async function embedded(rows: Row[], postgres: BenchData, serviceArgs: string[]): Promise<string[]> {
+  const customers = Number(values['pglite-customers']);
+  const seeding = performance.now();
+  const data = await seedBenchDataDir('bench/.pglite-data', customers, KEYS);
+  const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
+  const service = await start('service on PGlite', serviceArgs, { DATA_DIR: data.dataDir });
+  const pgliteRows: Row[] = [];
+  keys = data.keys;
+  try {
+    pgliteRows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20' }));
+    pgliteRows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}` }));
+    pgliteRows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
+  } finally {
+    keys = postgres.keys;
+    service.process.kill('SIGTERM');
+  }
+  rows.push(...pgliteRows);
+  const onPostgres = (scenario: string) => rows.find((r) => r.system === 'service' && r.scenario === scenario);
+  return [
+    '',
+    `Embedded default (PGlite, one process whatever WEB_CONCURRENCY says): a data folder with ${customers} customers and the same kind of related rows (seeded in ${seedSeconds} s), ${CONNECTIONS} connections.`,
+    '',
+    '| scenario | PostgreSQL req/s (1 process) | PGlite req/s | PGlite / PostgreSQL | PGlite p99 ms |',
+    '|---|---|---|---|---|',
+    ...pgliteRows.map((r) => {
+      const pg = onPostgres(r.scenario);
+      return `| ${r.scenario} | ${pg?.rps ?? ''} | ${r.rps} | ${pg ? (r.rps / pg.rps).toFixed(2) : ''} | ${r.p99} |`;
+    }),
+  ];
+}
+
 /** What the sync measurements (sync.ts) share with the rows here. */
 const tools: Bench = { measure, authorization, rssMb, rotatingIds, headersOf };
 
 async function coldStart(data: BenchData, service: string[]): Promise<number> {
   const begun = performance.now();
-  const server = await start('service', service, { DATABASE_URL: data.databaseUrl });
+  const server = await start('service', service, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   for (;;) {
     const response = await fetch(`${server.url}/healthz`).catch(() => null);
     if (response?.ok) break;
@@ -180,14 +253,16 @@ async function coldStart(data: BenchData, service: string[]): Promise<number> {
 }
 
 function markdown(rows: Row[], extra: string[]): string {
-  const limit = (scenario: string) => rows.find((r) => r.system === 'node:http + pg' && r.scenario === scenario);
+  // The service's rows against the reference run as as many processes.
+  const limitOf = (system: string) => (system === 'service' ? 'node:http + pg' : system === `service, ${CLUSTER_PROCESSES} workers` ? `node:http + pg, ${CLUSTER_PROCESSES} processes` : undefined);
+  const limit = (scenario: string, system: string) => rows.find((r) => r.system === limitOf(system) && r.scenario === scenario);
   const peer = rows.find((r) => r.system.startsWith('PostGraphile'));
   const lines = [
     '| scenario | system | req/s | p50 ms | p99 ms | errors | RSS MB | vs limit | vs peer |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
-      const l = limit(r.scenario.replace(/^graphql /, 'REST '));
-      const vsLimit = r.system === 'service' && l ? (r.rps / l.rps).toFixed(2) : '';
+      const l = limit(r.scenario.replace(/^graphql /, 'REST '), r.system);
+      const vsLimit = l ? (r.rps / l.rps).toFixed(2) : '';
       const vsPeer = r.system === 'service' && peer && /list limit=20$/.test(r.scenario) ? (r.rps / peer.rps).toFixed(2) : '';
       return `| ${r.scenario} | ${r.system} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${vsLimit} | ${vsPeer} |`;
     }),
@@ -206,7 +281,8 @@ async function bench() {
   const coldMs = await coldStart(data, serviceArgs);
   const rows: Row[] = [];
   const extra: string[] = [];
-  const service = await start('service', serviceArgs, { DATABASE_URL: data.databaseUrl });
+  // One process for the rows below (WEB_CONCURRENCY defaults to the cores); two further down.
+  const service = await start('service', serviceArgs, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const reference = await start('node:http + pg', typescript('bench/reference-server.ts'), { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
   const listQuery = '{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }';
   try {
@@ -256,6 +332,26 @@ async function bench() {
     service.process.kill('SIGTERM');
     reference.process.kill('SIGTERM');
   }
+  // All cores: the service's cluster against the reference as as many processes.
+  const cluster = await start(`service, ${CLUSTER_PROCESSES} workers`, serviceArgs, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: String(CLUSTER_PROCESSES) });
+  const references = await start(`node:http + pg, ${CLUSTER_PROCESSES} processes`, typescript('bench/reference-server.ts'), {
+    DATABASE_URL: data.databaseUrl,
+    ORGANIZATION_ID: data.organizationId,
+    REFERENCE_PROCESSES: String(CLUSTER_PROCESSES),
+  });
+  try {
+    rows.push(await measure('REST list limit=20', references, { path: '/v1/customers?limit=20' }));
+    rows.push(await measure('REST list limit=20', cluster, { path: '/v1/customers?limit=20' }));
+  } finally {
+    cluster.process.kill('SIGTERM');
+    references.process.kill('SIGTERM');
+  }
+  extra.push(
+    `All cores: "service, ${CLUSTER_PROCESSES} workers" is WEB_CONCURRENCY=${CLUSTER_PROCESSES} (a primary that serves nothing, and the workers; without Redis every request's rate-limit charge is one IPC round trip to the primary), ` +
+      `against the reference as ${CLUSTER_PROCESSES} processes under node:cluster; RSS sums every Node process of each. ` +
+      'On a machine whose cores are also running the load generator and PostgreSQL, a second process mostly competes with them: compare the two 2-process rows with each other, not with the 1-process rows.',
+  );
+  extra.push(...(await embedded(rows, data, serviceArgs)));
   try {
     if (!existsSync('bench/peer/node_modules')) {
       // The peer needs graphql 15, so it lives in its own folder with its own lock file.
@@ -285,7 +381,7 @@ async function soak() {
   const minutes = Number(values.minutes);
   const data = await seedBenchDatabase(ADMIN_URL, 'crm_soak', 10_000, KEYS);
   keys = data.keys;
-  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl });
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const json = { 'content-type': 'application/json' };
   await autocannon({ url: service.url, connections: 16, duration: 5, requests: [{ path: '/v1/customers', ...rotatingKey }] });
   const rssStart = rssMb(service.process.pid!);
@@ -386,7 +482,7 @@ async function sync() {
   const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers, KEYS);
   const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
   keys = data.keys;
-  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl });
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const rows: Row[] = [];
   const extra = [`${customers} customers in the measured organization (seeded in ${seedSeconds} s); ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`];
   try {
@@ -417,7 +513,7 @@ async function events() {
   // The receiver is local (http://127.0.0.1): the service must be allowed to post there.
   // --pool-size: the service's DATABASE_POOL_SIZE (default: the service's own, 10).
   const pool: Record<string, string> = values['pool-size'] ? { DATABASE_POOL_SIZE: values['pool-size'] } : {};
-  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...pool });
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...pool });
   const rows: Row[] = [];
   const extra = [
     `${customers} customers in the measured organization (seeded in ${seedSeconds} s, triggers bypassed: no events for them); ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per create row; service pool ${values['pool-size'] ?? 'default (10)'}; Node ${process.version}. ` +

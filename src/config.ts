@@ -1,5 +1,6 @@
 // Configuration is read from the environment once, at start, and validated here; a bad
 // value stops the process with a message naming the variable.
+import { availableParallelism } from 'node:os';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -25,6 +26,8 @@ export interface Config {
   seedOnFirstStart: boolean;
   /** Days a deleted record is kept as a tombstone for syncing clients before it is purged. */
   tombstoneRetentionDays: number;
+  /** Server processes sharing the port (node:cluster); 1: one process, no cluster. PostgreSQL only. */
+  webConcurrency: number;
   /** Days events are kept. */
   eventRetentionDays: number;
   webhooks: WebhookConfig;
@@ -152,6 +155,8 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: origins(env),
     seedOnFirstStart: flag(env, 'SEED_ON_FIRST_START', true),
     tombstoneRetentionDays: integer(env, 'TOMBSTONE_RETENTION_DAYS', 90, 1, 36_500),
+    // Default: one process per core the machine (or its CPU quota) allows.
+    webConcurrency: integer(env, 'WEB_CONCURRENCY', Math.min(64, availableParallelism()), 1, 64),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
     webhooks: {
       allowHttp: flag(env, 'WEBHOOK_ALLOW_HTTP', false),

@@ -25,11 +25,12 @@ export function bufferedStdout(): (line: string) => void {
   };
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+/** `base`: fields every line carries (a cluster worker's pid, so its lines can be told apart). */
+export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l), base: Fields = {}): Logger {
   const threshold = level === 'silent' ? -1 : LOG_LEVELS.indexOf(level);
   const at = (name: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Fields) => {
     if (LOG_LEVELS.indexOf(name) > threshold) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: name, msg, ...fields }) + '\n');
+    write(JSON.stringify({ time: new Date().toISOString(), level: name, msg, ...base, ...fields }) + '\n');
   };
   return { fatal: at('fatal'), error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), trace: at('trace') };
 }

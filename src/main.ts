@@ -1,21 +1,11 @@
-// npm start: validate configuration, open and migrate the database, serve, and shut down
-// gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the database).
-import { createServer, type IncomingMessage } from 'node:http';
-import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/connection.js';
-import { migrate } from './db/migrator.js';
-import { bufferedStdout, createLogger, errorFields } from './logger.js';
-import { createRateLimiter } from './rate-limit.js';
-import { createApp } from './server.js';
-import { schema } from './schema/index.js';
-import { createEventHub } from './events/hub.js';
-import { startDeliveries } from './webhooks/delivery.js';
-import { lazySecretBox } from './webhooks/secrets.js';
-import { seedDemo } from './db/demo-data.js';
+// npm start: validate configuration, then serve (serve.ts) in this process, or, with
+// WEB_CONCURRENCY > 1 on PostgreSQL, as the primary of that many worker processes sharing
+// the port (cluster.ts). The embedded database has one owner, so it is always one process.
+import cluster from 'node:cluster';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { bufferedStdout, createLogger } from './logger.js';
 
-const SHUTDOWN_GRACE_MS = 10_000;
-
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
@@ -24,104 +14,18 @@ try {
   process.exit(1);
 }
 
-const log = createLogger(config.logLevel, bufferedStdout());
-let db;
-let firstRun: { organization: string; key: string } | undefined;
-try {
-  db = await openDatabase(config);
-  const applied = await migrate(db.sql);
-  log.info('database ready', { database: db.kind, migrations_applied: applied });
-  // A newcomer's first `npm start`: a fresh embedded folder gets the demo and a ready key,
-  // so nothing else has to run beside the server (which owns the folder). Never on
-  // PostgreSQL, whose first start is a deployment's, not a newcomer's.
-  if (db.kind === 'pglite' && config.seedOnFirstStart && applied.some((name) => name.endsWith('_init'))) firstRun = await seedDemo(db.prisma);
-} catch (error) {
-  console.error(`Cannot start: ${(error as Error).message}`);
-  await db?.close().catch(() => undefined);
-  process.exit(1);
-}
-
-const rateLimiter = createRateLimiter({
-  max: config.rateLimitMax,
-  windowSeconds: config.rateLimitWindowSeconds,
-  redisUrl: config.redisUrl,
-  log,
-});
-let stopping = false;
-// Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
-const late = new WeakSet<IncomingMessage>();
-const box = lazySecretBox(db.prisma, config.webhooks.secretKey);
-const events = createEventHub(db, log);
-const deliveries = startDeliveries({ db, hub: events, log, schema, box, config: config.webhooks });
-const app = createApp({
-  db,
-  log,
-  rateLimiter,
-  trustProxy: config.trustProxy,
-  corsOrigins: config.corsOrigins,
-  tombstoneRetentionDays: config.tombstoneRetentionDays,
-  eventRetentionDays: config.eventRetentionDays,
-  webhooks: { policy: { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivateNetworks }, box, wake: deliveries.wake },
-  events,
-  draining: (arrived) => (arrived ? late.has(arrived) : stopping),
-});
-const server = createServer((req, res) => {
-  if (stopping) late.add(req);
-  void app(req, res);
-});
-server.listen(config.port, config.host, () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info('listening', { host: config.host, port, database: db.kind });
-  if (firstRun) printWelcome(firstRun, `http://localhost:${port}`);
-});
-
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info('shutting down', { signal });
-  const force = setTimeout(() => {
-    log.error('in-flight requests did not finish in time; exiting');
-    process.exit(1);
-  }, SHUTDOWN_GRACE_MS);
-  force.unref();
-  // close() stops accepting and resolves once in-flight requests have finished;
-  // idle keep-alive sockets are closed so they do not hold it open.
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  await closed;
-  await deliveries.stop();
-  await events.close();
-  await rateLimiter.close();
-  try {
-    await db!.close();
-  } catch (error) {
-    log.error('closing the database failed', errorFields(error));
+// A worker's lines carry its pid: the cluster's lines interleave on one stdout.
+const log = createLogger(config.logLevel, bufferedStdout(), cluster.isWorker ? { pid: process.pid } : {});
+if (cluster.isPrimary && config.webConcurrency > 1 && config.databaseUrl) {
+  // Loaded only here: the primary never needs the server's modules.
+  const { runPrimary } = await import('./cluster.js');
+  await runPrimary(config, log);
+} else {
+  if (cluster.isPrimary && config.webConcurrency > 1) {
+    log.info(`the embedded database is served by one process: WEB_CONCURRENCY=${config.webConcurrency} is ignored (set DATABASE_URL to use every core)`, {
+      web_concurrency: config.webConcurrency,
+    });
   }
-  log.info('stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-
-/**
- * The first start's key, for the person at the terminal: plain lines on standard error,
- * apart from the JSON request log (which never carries a key).
- */
-function printWelcome({ organization, key }: { organization: string; key: string }, base: string) {
-  console.error(
-    [
-      '',
-      `First start: the demo organization "${organization}" was created with sample data.`,
-      'Its API key (shown only this once; make more with the CLI or at /settings/api-keys):',
-      '',
-      `  ${key}`,
-      '',
-      `Try it:   curl -H "Authorization: Bearer ${key}" ${base}/v1/customers`,
-      `GraphiQL: ${base}/graphql (put the key in its Headers tab)`,
-      `API docs: ${base}/v1/docs`,
-      'This happens only on a fresh embedded data folder; SEED_ON_FIRST_START=false turns it off.',
-      '',
-    ].join('\n'),
-  );
+  const { serve } = await import('./serve.js');
+  await serve(config, log, { worker: cluster.isWorker });
 }

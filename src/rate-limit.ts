@@ -30,18 +30,26 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
+/** Where counts are kept without Redis (or while it is down): this process, or a cluster's primary. */
+export interface LocalCounter {
+  charge(identity: string, units: number): Charge | Promise<Charge>;
+  close(): void;
+}
+
 export interface RateLimitOptions {
   max: number;
   windowSeconds: number;
+  /** Default: this process's memory. */
+  local?: (policy: Policy) => LocalCounter;
   redisUrl?: string;
   /** Prefix of the Redis keys (one per identity). */
   redisKeyPrefix?: string;
   log: Logger;
 }
 
-export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix = 'rate-limit:', log }: RateLimitOptions): RateLimiter {
+export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix = 'rate-limit:', local = (p) => new MemoryCounter(p), log }: RateLimitOptions): RateLimiter {
   const policy: Policy = { max, windowMs: windowSeconds * 1000 };
-  const memory = new MemoryCounter(policy);
+  const memory = local(policy);
   const redis = redisUrl
     ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;

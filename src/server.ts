@@ -32,6 +32,7 @@ import { routeExecutor } from './rest/execute.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
 import { createAccountPages } from './web/account.js';
+import type { ThrottleFactory } from './web/login-throttle.js';
 
 export interface AppDeps {
   db: Database;
@@ -55,6 +56,8 @@ export interface AppDeps {
   webhooks?: WebhookServices;
   /** Committed events as this instance hears of them (subscriptions). */
   events?: EventHub;
+  /** Where failed logins are counted (default: this process; in a cluster, the primary). */
+  loginThrottles?: ThrottleFactory;
 }
 
 export function createApp({
@@ -68,13 +71,14 @@ export function createApp({
   webhooks = { policy: { allowHttp: false, allowPrivate: false }, box: lazySecretBox(db.prisma, undefined), wake: () => undefined },
   events = createEventHub(db, log),
   draining = () => false,
+  loginThrottles,
 }: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
   const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events });
   const idempotency = createIdempotency(db.prisma, log);
   const health = healthCheck(db, log);
-  const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks);
+  const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);
   const cors = createCors(corsOrigins);
   scheduleTombstonePurge(db.prisma, tombstoneRetentionDays, log);
   scheduleEventPurge(db.prisma, eventRetentionDays, log);

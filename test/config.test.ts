@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { runNpm } from './helpers/processes.js';
@@ -18,6 +19,7 @@ describe('configuration', () => {
       corsOrigins: '*',
       seedOnFirstStart: true,
       tombstoneRetentionDays: 90,
+      webConcurrency: Math.min(64, availableParallelism()),
       eventRetentionDays: 30,
       webhooks: {
         allowHttp: false,
@@ -35,6 +37,14 @@ describe('configuration', () => {
     expect(config.webhooks).toMatchObject({ allowHttp: true, retrySchedule: [0.5, 2, 10], secretKey: 'k'.repeat(40) });
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,soon' })).toThrow(/^WEBHOOK_RETRY_SCHEDULE must be/);
     expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(/^WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false/);
+  });
+
+  it.each([
+    ['1', 1],
+    ['2', 2],
+    ['64', 64],
+  ])('reads WEB_CONCURRENCY=%s as %i server processes', (value, processes) => {
+    expect(loadConfig({ WEB_CONCURRENCY: value }).webConcurrency).toBe(processes);
   });
 
   it('reads CORS_ORIGINS as a list of origins', () => {
@@ -83,6 +93,11 @@ describe('configuration', () => {
     ['CORS_ORIGINS', 'app.example.com'],
     ['SEED_ON_FIRST_START', 'maybe'],
     ['CORS_ORIGINS', 'https://app.example.com/path'],
+    ['WEB_CONCURRENCY', '0'],
+    ['WEB_CONCURRENCY', '65'],
+    ['WEB_CONCURRENCY', '1.5'],
+    ['WEB_CONCURRENCY', 'max'],
+    ['WEB_CONCURRENCY', '-2'],
   ])('refuses %s=%s, naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable} `));
@@ -93,5 +108,12 @@ describe('configuration', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Invalid configuration: PORT must be an integer from 0 to 65535 (got "eighty")');
     expect(result.stdout).not.toContain('listening');
+  });
+
+  it('stops the process naming WEB_CONCURRENCY when it is out of range, before forking anything', async () => {
+    const result = await runNpm('start', [], { WEB_CONCURRENCY: '100', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^Invalid configuration: WEB_CONCURRENCY must be an integer from 1 to 64 \(got "100"\)$/m);
+    expect(result.stdout).toBe('');
   });
 });

@@ -8,7 +8,7 @@ import type { WebhookServices } from '../context.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { escape, layout } from './html.js';
-import { createLoginThrottle } from './login-throttle.js';
+import { localThrottles, type ThrottleFactory } from './login-throttle.js';
 import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, purgeSessions, readCookies, sameSecret, SESSION_COOKIE, startSession, token, type SessionUser } from './sessions.js';
 import { GraphQLError } from 'graphql';
 import { Response } from '../http/fetch.js';
@@ -136,10 +136,11 @@ async function keysPage(
 /**
  * `forgetKey`: a revoked key must stop working on this instance's very next request.
  * `webhooks`: the endpoints' address policy, the secret box, and the delivery loop to wake.
+ * `throttles`: where failed logins are counted (the cluster's primary, when there is one).
  */
-export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void, webhooks: WebhookServices) {
-  const perAccount = createLoginThrottle({ max: 10 });
-  const perAddress = createLoginThrottle({ max: 50 });
+export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void, webhooks: WebhookServices, throttles: ThrottleFactory = localThrottles) {
+  const perAccount = throttles('login per account', { max: 10 });
+  const perAddress = throttles('login per address', { max: 50 });
   purgeSessions(prisma, log);
 
   async function withUser(request: Request, then: (user: SessionUser) => Promise<Response>): Promise<Response> {
@@ -186,8 +187,8 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
       const account = [`account:${email}`];
       const address = [`address:${clientAddress}`];
       // Counted before the password is checked: parallel guesses cannot outrun the count.
-      if (!perAddress.attempt(address)) return again('Too many failed attempts. Wait a few minutes and try again.', 429, email);
-      if (!perAccount.attempt(account)) {
+      if (!(await perAddress.attempt(address))) return again('Too many failed attempts. Wait a few minutes and try again.', 429, email);
+      if (!(await perAccount.attempt(account))) {
         perAddress.succeeded(address);
         return again('Too many failed attempts. Wait a few minutes and try again.', 429, email);
       }

@@ -6,8 +6,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test' };
-  // Tests make their own data; only the first-run test asks for the demo.
-  return { ...base, LOG_LEVEL: 'info', SEED_ON_FIRST_START: 'false', ...env };
+  // Tests make their own data; only the first-run test asks for the demo. One server
+  // process unless a test asks for a cluster (test/server/cluster.test.ts): the suite's
+  // speed and its per-process expectations do not depend on the machine's cores.
+  return { ...base, LOG_LEVEL: 'info', SEED_ON_FIRST_START: 'false', WEB_CONCURRENCY: '1', ...env };
 }
 
 export interface RunningServer {
