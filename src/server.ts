@@ -76,7 +76,7 @@ export function createApp({
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
   const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events });
-  const idempotency = createIdempotency(db.prisma, log);
+  const idempotency = createIdempotency(db.prisma, log, webhooks.box);
   const health = healthCheck(db, log);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);
   const cors = createCors(corsOrigins);

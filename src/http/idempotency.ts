@@ -14,6 +14,7 @@ import { apiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Request, Response } from './fetch.js';
 import { readBody } from './read-body.js';
+import { SEALED, type SecretBox } from '../webhooks/secrets.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
@@ -46,7 +47,11 @@ export function fingerprint(method: string, path: string, body: string): string 
   return createHash('sha256').update(`${method}\n${path}\n${body}`).digest('hex');
 }
 
-export function createIdempotency(prisma: PrismaClient, log: Logger) {
+/**
+ * `box` keeps stored answers encrypted: an answer may carry a secret shown once (a webhook
+ * endpoint's signing secret), which must not lie in the database in the clear.
+ */
+export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => Promise<SecretBox>) {
   // Expired keys go in the background, never on a request's path.
   const purge = () =>
     prisma.idempotencyKey
@@ -95,7 +100,9 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
       if (first.contentType) headers['content-type'] = first.contentType;
       if (first.location) headers.location = first.location;
       if (first.etag) headers.etag = first.etag;
-      return new Response(bodyOf(first.status, first.body), { status: first.status, headers });
+      // Answers stored before they were sealed are JSON (they begin with `{`).
+      const stored = first.body?.startsWith(SEALED) ? (await box()).open(first.body) : first.body;
+      return new Response(bodyOf(first.status, stored), { status: first.status, headers });
     }
     let response: Response;
     try {
@@ -112,7 +119,7 @@ export function createIdempotency(prisma: PrismaClient, log: Logger) {
     const body = await response.text();
     await prisma.idempotencyKey.update({
       where,
-      data: { status: response.status, body, contentType: response.headers.get('content-type'), location: response.headers.get('location'), etag: response.headers.get('etag') },
+      data: { status: response.status, body: (await box()).seal(body), contentType: response.headers.get('content-type'), location: response.headers.get('location'), etag: response.headers.get('etag') },
     });
     return new Response(bodyOf(response.status, body), { status: response.status, headers: response.headers });
   }

@@ -1,11 +1,14 @@
 // Webhook signing secrets: made here (`whsec_` and 24 random bytes, base64, as the Standard
-// Webhooks specification writes them), shown once, and stored encrypted (AES-256-GCM). The
-// key is WEBHOOK_SECRET_KEY when configured, so that a copy of the database alone cannot
-// sign webhooks; without it, a key the service made for itself and kept in `service_keys`.
+// Webhooks specification writes them), shown once, and stored encrypted (AES-256-GCM), as
+// are the answers kept for Idempotency-Key replays (one may carry a secret). The key is
+// WEBHOOK_SECRET_KEY when configured, so that a copy of the database alone cannot sign
+// webhooks; without it, a key the service made for itself and kept in `service_keys`.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
 export const SECRET_PREFIX = 'whsec_';
+/** How a sealed value begins. */
+export const SEALED = 'v1.';
 
 export function newSecret(): string {
   return SECRET_PREFIX + randomBytes(24).toString('base64');
@@ -22,7 +25,7 @@ function box(key: Buffer): SecretBox {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-      return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), sealed.toString('base64')].join('.');
+      return SEALED + [iv.toString('base64'), cipher.getAuthTag().toString('base64'), sealed.toString('base64')].join('.');
     },
     open(sealed) {
       const [, iv, tag, data] = sealed.split('.');

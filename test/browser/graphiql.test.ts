@@ -49,4 +49,30 @@ describe('GraphiQL for analysts', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'graphiql.png') });
     expect(blocked.filter((url) => !url.startsWith(api.url))).toEqual([]);
   });
+
+  it('runs a subscription and shows events as they commit', async () => {
+    // A context of its own: GraphiQL keeps its tabs and headers in the origin's storage. The
+    // page opens with the subscription in its editor (GraphiQL reads `query` from its address).
+    const page = await (await browser.newContext({ viewport: { width: 1400, height: 1600 } })).newPage();
+    await page.goto(`${api.url}/graphql?query=${encodeURIComponent('subscription Live { events { type data } }')}`);
+    await page.waitForSelector('.graphiql-container', { timeout: 30_000 });
+    await page.getByRole('button', { name: /headers/i }).first().click();
+    await page.locator('.graphiql-editor-tool .graphiql-editor').last().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.type(`{"Authorization": "Bearer ${api.keys.analyst}"`);
+    // GraphiQL opens the stream with a GET carrying the document in the query string.
+    const opened = page.waitForRequest((request) => new URL(request.url()).pathname === '/graphql' && `${request.url()} ${request.postData() ?? ''}`.includes('subscription'));
+    await page.locator('.graphiql-execute-button').click();
+    await opened;
+    const text = async () => (await page.locator('.graphiql-response').textContent())?.replace(/\s+/g, ' ');
+    // A change committed after the stream opened shows up in the response pane.
+    await expect
+      .poll(async () => {
+        await rest(api, api.keys.analyst!).post('/customers', { name: 'Live Subscriber' });
+        return text();
+      }, { timeout: 30_000 })
+      .toContain('"type": "customer.created"');
+    expect(await text()).toContain('Live Subscriber');
+  });
 });

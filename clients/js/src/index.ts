@@ -132,13 +132,13 @@ interface MovableResource<T extends { version: number }, Input, Move extends str
  * of the loop early resumes at the unfinished page (items may be seen twice, never missed).
  * Iterating the same Sync again fetches the changes made since.
  */
-export class Sync<T> implements AsyncIterable<T | Tombstone> {
+export class Sync<T, Item = T | Tombstone> implements AsyncIterable<Item> {
   constructor(
-    private readonly fetchPage: (cursor: string | null) => Promise<Page<T | Tombstone>>,
+    private readonly fetchPage: (cursor: string | null) => Promise<Page<Item>>,
     public cursor: string | null = null,
   ) {}
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<T | Tombstone> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<Item> {
     for (;;) {
       const { data, pagination } = await this.fetchPage(this.cursor);
       yield* data;
@@ -157,6 +157,67 @@ export type LineItem = { description: string; quantity: number; unit_amount: num
 export type Invoice = Versioned & { id: string; number: string; customer_id: string; job_id: string | null; status: string; currency: string; line_items: LineItem[]; total_amount: number; issued_at: string | null; due_date: string | null; paid_at: string | null; created_at: string; updated_at: string };
 export type Estimate = Omit<Invoice, 'due_date' | 'paid_at'> & { valid_until: string | null };
 export type Proposal = Versioned & { id: string; customer_id: string; title: string; status: string; total_amount: number; currency: string; created_at: string; updated_at: string };
+
+/** A change to a record, as it committed: what `events` lists and what a webhook delivers. */
+export interface CrmEvent<T = Record<string, unknown>> {
+  /** `evt_` and 32 hex digits; a delivery's `webhook-id`. */
+  id: string;
+  /** `<resource>.<created|updated|deleted|restored|transition>`, such as `invoice.paid`. */
+  type: string;
+  created_at: string;
+  /** The record as REST shows it after the change, and the fields the change altered, as they were. */
+  data: { object: T; previous_attributes?: Record<string, unknown> };
+  /** The X-Request-Id of the request that made the change. */
+  request_id: string | null;
+}
+/** Catching up: the events after a given one, oldest first; `cursor` is where to resume. */
+export type EventSync = Sync<CrmEvent, CrmEvent>;
+export type WebhookEndpoint = { id: string; url: string; description: string | null; event_types: string[]; enabled: boolean; disabled_reason: string | null; created_at: string; updated_at: string };
+/** An endpoint with its signing secret (`whsec_...`): answered only by `create` and `rotateSecret`. */
+export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
+/** One attempt to deliver an event to an endpoint. */
+export type WebhookAttempt = { id: string; event_id: string; delivery_id: string; status_code: number | null; duration_ms: number; error: string | null; created_at: string };
+export type WebhookEndpointInput = { url: string; description?: string; event_types?: string[]; enabled?: boolean };
+
+export interface SinceOptions {
+  /** Where to resume: the `cursor` of an earlier catch-up (it embeds the event and the type). */
+  cursor?: string | null;
+  /** Only events of this type, such as `invoice.paid`. */
+  type?: string;
+  /** Page size, 1 to 100. */
+  limit?: number;
+}
+
+export interface Events {
+  /** One page, newest first (`type`, `limit`, `page`, `cursor`, `after`). */
+  list(params?: Query): Promise<Page<CrmEvent>>;
+  get(id: string): Promise<CrmEvent>;
+  /** Every event over all pages, newest first. */
+  iterate(params?: Query): AsyncGenerator<CrmEvent>;
+  /** Queues the event again, now: to one endpoint, or to every enabled endpoint that receives its type. */
+  resend(id: string, endpointId?: string | null, options?: { idempotencyKey?: string }): Promise<CrmEvent>;
+  /**
+   * The events committed after `eventId` (or after where `options.cursor` left off), oldest
+   * first, page after page; after the loop, `.cursor` is where to resume later.
+   */
+  since(eventId?: string | null, options?: SinceOptions): EventSync;
+}
+
+export interface WebhookEndpoints {
+  /** Answers the endpoint with its signing `secret`, this once: keep it. */
+  create(input: WebhookEndpointInput, options?: { idempotencyKey?: string }): Promise<WebhookEndpointWithSecret>;
+  list(params?: Query): Promise<Page<WebhookEndpoint>>;
+  get(id: string): Promise<WebhookEndpoint>;
+  iterate(params?: Query): AsyncGenerator<WebhookEndpoint>;
+  /** The fields given are set (`enabled: true` also clears `disabled_reason`). */
+  update(id: string, patch: Patch<WebhookEndpointInput>, options?: { idempotencyKey?: string }): Promise<WebhookEndpoint>;
+  /** Removes the endpoint, its pending deliveries and its delivery log. */
+  delete(id: string, options?: { idempotencyKey?: string }): Promise<void>;
+  /** A new signing secret, answered this once; for 24 hours deliveries carry a signature by the old one too. */
+  rotateSecret(id: string, options?: { idempotencyKey?: string }): Promise<WebhookEndpointWithSecret>;
+  /** The endpoint's delivery attempts, newest first. */
+  deliveries(id: string, params?: Query): Promise<Page<WebhookAttempt>>;
+}
 
 export type LineItemInput = { description: string; quantity: number; unit_amount: number };
 export type CustomerInput = { name: string; email?: string; phone?: string };
@@ -182,6 +243,10 @@ export class CrmClient {
   readonly invoices: MovableResource<Invoice, InvoiceInput, 'send' | 'pay'>;
   readonly estimates: MovableResource<Estimate, EstimateInput, 'send' | 'accept' | 'decline'>;
   readonly proposals: MovableResource<Proposal, ProposalInput, 'send' | 'accept' | 'decline'>;
+  /** The event log: every committed change. */
+  readonly events: Events;
+  /** Where events are sent, signed (see verifyWebhook). */
+  readonly webhookEndpoints: WebhookEndpoints;
 
   private readonly apiKey: string;
   private readonly baseUrl: string;
@@ -203,6 +268,49 @@ export class CrmClient {
     this.invoices = this.editable('invoices', ['send', 'pay']);
     this.estimates = this.editable('estimates', ['send', 'accept', 'decline']);
     this.proposals = this.editable('proposals', ['send', 'accept', 'decline']);
+    this.events = this.eventLog();
+    this.webhookEndpoints = this.endpoints();
+  }
+
+  private eventLog(): Events {
+    const item = (id: string) => `/events/${encodeURIComponent(id)}`;
+    return {
+      list: (params = {}) => this.request<Page<CrmEvent>>('GET', '/events', { query: params }),
+      get: (id) => this.request<CrmEvent>('GET', item(id)),
+      iterate: (params = {}) => this.iterate<CrmEvent>('events', params),
+      resend: (id, endpointId, options = {}) =>
+        this.request<CrmEvent>('POST', `${item(id)}/resend`, {
+          body: endpointId ? { endpoint_id: endpointId } : {},
+          idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(),
+        }),
+      since: (eventId, { cursor = null, type, limit = 100 } = {}) => {
+        if (!eventId && !cursor) throw new TypeError('events.since needs an event id, or the cursor of an earlier catch-up');
+        return new Sync<CrmEvent, CrmEvent>(
+          // The cursor embeds the event and the type; with `after`, next_cursor is never null.
+          (from) => this.request<Page<CrmEvent>>('GET', '/events', { query: from ? { cursor: from, limit } : { after: eventId!, type, limit } }),
+          cursor,
+        );
+      },
+    };
+  }
+
+  private endpoints(): WebhookEndpoints {
+    const item = (id: string) => `/webhook_endpoints/${encodeURIComponent(id)}`;
+    const key = (options: { idempotencyKey?: string }) => options.idempotencyKey ?? crypto.randomUUID();
+    return {
+      // A retried create or rotation must answer the secret of the first: both carry an Idempotency-Key.
+      create: (input, options = {}) => this.request<WebhookEndpointWithSecret>('POST', '/webhook_endpoints', { body: input, idempotencyKey: key(options) }),
+      list: (params = {}) => this.request<Page<WebhookEndpoint>>('GET', '/webhook_endpoints', { query: params }),
+      get: (id) => this.request<WebhookEndpoint>('GET', item(id)),
+      iterate: (params = {}) => this.iterate<WebhookEndpoint>('webhook_endpoints', params),
+      update: (id, patch, options = {}) =>
+        this.request<WebhookEndpoint>('PATCH', item(id), { body: patch, contentType: 'application/merge-patch+json', idempotencyKey: key(options) }),
+      delete: async (id, options = {}) => {
+        await this.request<void>('DELETE', item(id), { idempotencyKey: key(options) });
+      },
+      rotateSecret: (id, options = {}) => this.request<WebhookEndpointWithSecret>('POST', `${item(id)}/rotate_secret`, { idempotencyKey: key(options) }),
+      deliveries: (id, params = {}) => this.request<Page<WebhookAttempt>>('GET', `${item(id)}/deliveries`, { query: params }),
+    };
   }
 
   private resource<T, Input>(path: string): Resource<T, Input> {
@@ -305,5 +413,90 @@ export class CrmClient {
   /** Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s, ... */
   private backoff(attempt: number): number {
     return Math.random() * 500 * 2 ** attempt;
+  }
+}
+
+/** A webhook request that is not a delivery of the CRM signed with this secret, or too old (or too far in the future) to accept. */
+export class WebhookVerificationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WebhookVerificationError';
+  }
+}
+
+/** A request's headers: a fetch `Headers`, or a plain object such as Node's `req.headers` (names in any case). */
+export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+
+export interface VerifyWebhookOptions {
+  /** How far the `webhook-timestamp` may be from now, either way: default 300 (5 minutes). */
+  toleranceSeconds?: number;
+  /** Now, for tests. */
+  now?: Date | number;
+}
+
+function headerOf(headers: WebhookHeaders, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function' && typeof (headers as Headers).has === 'function') return (headers as Headers).get(name) ?? undefined;
+  for (const [key, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
+    if (key.toLowerCase() === name) return Array.isArray(value) ? value.join(' ') : value;
+  }
+  return undefined;
+}
+
+function base64Bytes(text: string): Uint8Array<ArrayBuffer> | null {
+  try {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Verifies a webhook delivery per the Standard Webhooks specification and answers its event:
+ * `body` is the request body exactly as received (a string or its bytes, never re-serialized
+ * JSON), `secret` the endpoint's `whsec_...` (the prefix is optional). Accepts the delivery
+ * when one of the `v1,` signatures of `webhook-signature` (two during a rotation) is the
+ * HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, compared in constant time by Web
+ * Crypto, and the timestamp is within 5 minutes of now; otherwise throws
+ * WebhookVerificationError.
+ */
+export async function verifyWebhook(body: string | Uint8Array | ArrayBuffer, headers: WebhookHeaders, secret: string, options: VerifyWebhookOptions = {}): Promise<CrmEvent> {
+  if (typeof body !== 'string' && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) {
+    throw new TypeError('verifyWebhook needs the raw request body (a string or bytes), not parsed JSON');
+  }
+  const key = base64Bytes(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret);
+  if (!key || key.length === 0) throw new TypeError('The webhook secret must be the endpoint\'s whsec_... secret (base64 after whsec_)');
+  const id = headerOf(headers, 'webhook-id');
+  const timestamp = headerOf(headers, 'webhook-timestamp');
+  const signatures = headerOf(headers, 'webhook-signature');
+  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature header');
+  if (!/^\d{1,15}$/.test(timestamp.trim())) throw new WebhookVerificationError('Invalid webhook-timestamp header');
+  const now = options.now === undefined ? Date.now() : options.now instanceof Date ? options.now.getTime() : options.now;
+  const tolerance = options.toleranceSeconds ?? 300;
+  const age = Math.floor(now / 1000) - Number(timestamp.trim());
+  if (age > tolerance) throw new WebhookVerificationError('The webhook timestamp is too old');
+  if (age < -tolerance) throw new WebhookVerificationError('The webhook timestamp is too far in the future');
+
+  const payload = typeof body === 'string' ? new TextEncoder().encode(body) : new Uint8Array(body);
+  const prefix = new TextEncoder().encode(`${id}.${timestamp.trim()}.`);
+  const signed = new Uint8Array(prefix.length + payload.length);
+  signed.set(prefix);
+  signed.set(payload, prefix.length);
+  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+  let valid = false;
+  for (const entry of signatures.trim().split(/\s+/)) {
+    const comma = entry.indexOf(',');
+    if (comma < 0 || entry.slice(0, comma) !== 'v1') continue;
+    const candidate = base64Bytes(entry.slice(comma + 1));
+    // Web Crypto's verify compares the HMACs in constant time.
+    if (candidate && candidate.length === 32 && (await crypto.subtle.verify('HMAC', hmac, candidate, signed))) valid = true;
+  }
+  if (!valid) throw new WebhookVerificationError('No webhook signature matches: wrong secret, or the body was altered');
+  try {
+    return JSON.parse(new TextDecoder().decode(payload)) as CrmEvent;
+  } catch {
+    throw new WebhookVerificationError('The webhook body is not JSON');
   }
 }

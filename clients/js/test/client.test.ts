@@ -1,5 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadRequest, Conflict, CrmClient, CrmError, Forbidden, NotFound, PreconditionFailed, RateLimited, ServerError, Unauthorized, type Customer, type Tombstone } from '../src/index.js';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  BadRequest,
+  Conflict,
+  CrmClient,
+  CrmError,
+  Forbidden,
+  NotFound,
+  PreconditionFailed,
+  RateLimited,
+  ServerError,
+  Unauthorized,
+  verifyWebhook,
+  WebhookVerificationError,
+  type CrmEvent,
+  type Customer,
+  type Tombstone,
+} from '../src/index.js';
 import { startInFlightProxy } from '../../../test/helpers/in-flight-proxy.js';
 import { startApi, type Api } from '../../../test/helpers/api.js';
 import { call } from '../../../test/helpers/api.js';
@@ -8,7 +26,12 @@ describe('JavaScript client against the real server', () => {
   let api: Api;
   let crm: CrmClient;
   beforeAll(async () => {
-    api = await startApi('pglite', { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, limited: { org: 'Limited' } }, { RATE_LIMIT_MAX: '1000' });
+    // Webhooks to a receiver of this test, on the loopback address, over http.
+    api = await startApi('pglite', { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, limited: { org: 'Limited' } }, {
+      RATE_LIMIT_MAX: '1000',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
     crm = new CrmClient({ apiKey: api.keys.full, baseUrl: `${api.url}/v1` });
   });
   afterAll(() => api.stop());
@@ -208,17 +231,138 @@ describe('JavaScript client against the real server', () => {
 
   it('has a method for every operation of the OpenAPI document', async () => {
     const document = (await call(`${api.url}/v1/openapi.json`)).body;
+    const camel = (name: string) => name.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+    const missing = '00000000-0000-4000-8000-000000000000';
     for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
       const [, name, id, action] = path.split('/');
-      const resource = (crm as unknown as Record<string, Record<string, unknown>>)[name!]!;
+      // /webhook_endpoints is crm.webhookEndpoints.
+      const resource = (crm as unknown as Record<string, Record<string, unknown>>)[camel(name!)];
+      expect(resource, path).toBeDefined();
       for (const method of Object.keys(methods)) {
-        const operation = { get: id ? 'get' : 'list', patch: 'update', delete: 'delete', post: !id ? 'create' : action === 'restore' ? 'restore' : 'transition' }[method]!;
-        expect(typeof resource[operation], `${method.toUpperCase()} ${path}`).toBe('function');
+        const operation = !action
+          ? { get: id ? 'get' : 'list', patch: 'update', delete: 'delete', post: 'create' }[method]!
+          : action === 'restore' || typeof resource![action] === 'function' || !('transition' in resource!)
+            ? camel(action) // restore; events.resend, webhookEndpoints.rotateSecret and .deliveries
+            : 'transition';
+        expect(typeof resource![operation], `${method.toUpperCase()} ${path}`).toBe('function');
         if (operation === 'transition') {
           // The client knows the move: it throws TypeError for one it does not know, before any request.
-          await expect((resource.transition as (id: string, move: string) => Promise<unknown>)('00000000-0000-4000-8000-000000000000', action!)).rejects.toBeInstanceOf(NotFound);
+          await expect((resource!.transition as (id: string, move: string) => Promise<unknown>)(missing, action!)).rejects.toBeInstanceOf(NotFound);
+        } else if (action && operation !== 'restore') {
+          // The method calls this route: an unknown record is NotFound (not a 405 or a route miss).
+          await expect((resource![operation] as (id: string) => Promise<unknown>)(name === 'events' ? 'evt_00000000000000000000000000000000' : missing)).rejects.toBeInstanceOf(NotFound);
         }
       }
+    }
+  });
+
+  it('lists, gets and pages events; catches up after an event and resumes from the cursor', async () => {
+    const customer = await crm.customers.create({ name: 'JS Evented' });
+    await crm.customers.update(customer.id, { name: 'JS Evented twice' });
+    const latest = await crm.events.list({ limit: 2 });
+    expect(latest.data.map((e) => e.type)).toEqual(['customer.updated', 'customer.created']);
+    const [updated, created] = latest.data as [CrmEvent, CrmEvent];
+    expect(updated).toMatchObject({ id: expect.stringMatching(/^evt_[0-9a-f]{32}$/), data: { object: { id: customer.id, name: 'JS Evented twice' }, previous_attributes: { name: 'JS Evented' } } });
+    expect(await crm.events.get(created.id)).toEqual(created);
+    await expect(crm.events.get('evt_00000000000000000000000000000000')).rejects.toBeInstanceOf(NotFound);
+    const types: string[] = [];
+    for await (const event of crm.events.iterate({ type: 'customer.created', limit: 2 })) types.push(event.type);
+    expect(types.length).toBe((await crm.events.list({ type: 'customer.created' })).pagination.total);
+    expect(new Set(types)).toEqual(new Set(['customer.created']));
+
+    // Catching up after `created`, one a page: the update; then, from the cursor, what came since.
+    const since = crm.events.since(created.id, { limit: 1 });
+    const seen: CrmEvent[] = [];
+    for await (const event of since) seen.push(event);
+    expect(seen.map((e) => e.id)).toEqual([updated.id]);
+    expect(since.cursor).toEqual(expect.any(String));
+    const later = await crm.customers.create({ name: 'JS Evented later' });
+    const other = await crm.customers.create({ name: 'JS Evented last' });
+    const resumed = crm.events.since(null, { cursor: since.cursor, limit: 1 });
+    const caughtUp: CrmEvent[] = [];
+    for await (const event of resumed) caughtUp.push(event);
+    expect(caughtUp.map((e) => [e.type, (e.data.object as { id: string }).id])).toEqual([
+      ['customer.created', later.id],
+      ['customer.created', other.id],
+    ]);
+    const nothing: CrmEvent[] = [];
+    for await (const event of resumed) nothing.push(event);
+    expect(nothing).toEqual([]);
+    const typed: string[] = [];
+    for await (const event of crm.events.since(created.id, { type: 'customer.updated' })) typed.push(event.id);
+    expect(typed).toEqual([updated.id]);
+    expect(() => crm.events.since()).toThrow(TypeError);
+    await expect(crm.events.list({ after: 'evt_00000000000000000000000000000000' })).rejects.toBeInstanceOf(BadRequest);
+  });
+
+  it('receives real webhook deliveries and verifies them with the endpoint secret; rotation, resend and the delivery log', async () => {
+    const received: Array<{ headers: IncomingHttpHeaders; body: Buffer }> = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    /** The deliveries of the event about record `id` (of `type`), once `count` have arrived. */
+    const deliveriesOf = async (id: string, type: string, count = 1) => {
+      for (const started = Date.now(); Date.now() - started < 20_000; await new Promise((r) => setTimeout(r, 50))) {
+        const found = received.filter((r) => {
+          const event = JSON.parse(r.body.toString('utf8')) as CrmEvent;
+          return event.type === type && (event.data.object as { id: string }).id === id;
+        });
+        if (found.length >= count) return found;
+      }
+      throw new Error(`no delivery of ${type} ${id}`);
+    };
+    const endpoint = await crm.webhookEndpoints.create({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, description: 'JS receiver', event_types: ['customer.created'] });
+    try {
+      expect(endpoint).toMatchObject({ secret: expect.stringMatching(/^whsec_/), event_types: ['customer.created'], enabled: true, description: 'JS receiver' });
+      expect(await crm.webhookEndpoints.get(endpoint.id)).not.toHaveProperty('secret');
+      expect((await crm.webhookEndpoints.list()).data.map((e) => e.id)).toContain(endpoint.id);
+      const all: string[] = [];
+      for await (const e of crm.webhookEndpoints.iterate()) all.push(e.id);
+      expect(all).toContain(endpoint.id);
+
+      const customer = await crm.customers.create({ name: 'JS Hooked' });
+      const [delivery] = await deliveriesOf(customer.id, 'customer.created');
+      const event = await verifyWebhook(delivery!.body, delivery!.headers, endpoint.secret);
+      expect(event).toMatchObject({ type: 'customer.created', data: { object: customer } });
+      expect(delivery!.headers['webhook-id']).toBe(event.id);
+      expect(await crm.events.get(event.id)).toEqual(event);
+      // The body as a string verifies too; the secret without its prefix as well.
+      expect((await verifyWebhook(delivery!.body.toString('utf8'), delivery!.headers, endpoint.secret.slice('whsec_'.length))).id).toBe(event.id);
+      const other = await crm.webhookEndpoints.create({ url: 'http://127.0.0.1:9/never', enabled: false });
+      await expect(verifyWebhook(delivery!.body, delivery!.headers, other.secret)).rejects.toBeInstanceOf(WebhookVerificationError);
+      await crm.webhookEndpoints.delete(other.id);
+      await expect(crm.webhookEndpoints.get(other.id)).rejects.toBeInstanceOf(NotFound);
+
+      // Resent by hand: the same event (the same webhook-id) arrives again.
+      expect((await crm.events.resend(event.id, endpoint.id)).id).toBe(event.id);
+      const [, again] = await deliveriesOf(customer.id, 'customer.created', 2);
+      expect(again!.headers['webhook-id']).toBe(event.id);
+      expect((await verifyWebhook(again!.body, again!.headers, endpoint.secret)).id).toBe(event.id);
+
+      // After a rotation, deliveries carry two signatures: the new secret and the old one verify.
+      const rotated = await crm.webhookEndpoints.rotateSecret(endpoint.id);
+      expect(rotated.secret).not.toBe(endpoint.secret);
+      const next = await crm.customers.create({ name: 'JS Hooked after rotation' });
+      const [signedTwice] = await deliveriesOf(next.id, 'customer.created');
+      expect(String(signedTwice!.headers['webhook-signature']).split(' ')).toHaveLength(2);
+      expect((await verifyWebhook(signedTwice!.body, signedTwice!.headers, rotated.secret)).data.object).toEqual(next);
+      expect((await verifyWebhook(signedTwice!.body, signedTwice!.headers, endpoint.secret)).data.object).toEqual(next);
+
+      const updated = await crm.webhookEndpoints.update(endpoint.id, { description: null, event_types: [] });
+      expect(updated).toMatchObject({ id: endpoint.id, description: null, event_types: [] });
+      let log = (await crm.webhookEndpoints.deliveries(endpoint.id, { limit: 100 })).data;
+      for (const started = Date.now(); log.length < 3 && Date.now() - started < 10_000; ) log = (await crm.webhookEndpoints.deliveries(endpoint.id, { limit: 100 })).data;
+      expect(log.filter((a) => a.event_id === event.id)).toHaveLength(2);
+      expect(log[0]).toMatchObject({ status_code: 204, error: null, duration_ms: expect.any(Number) });
+    } finally {
+      await crm.webhookEndpoints.delete(endpoint.id);
+      await new Promise((resolve) => receiver.close(resolve));
     }
   });
 });

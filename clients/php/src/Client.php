@@ -14,6 +14,10 @@ final class Client
     public readonly Resource $invoices;
     public readonly Resource $estimates;
     public readonly Resource $proposals;
+    /** The event log: every committed change. */
+    public readonly Events $events;
+    /** Where events are sent, signed (see Webhook::verify). */
+    public readonly WebhookEndpoints $webhookEndpoints;
     private string $apiKey;
     private string $baseUrl;
     /** @var callable(string, string, array, ?string): array{0:int,1:array<string,string>,2:string} */
@@ -33,6 +37,8 @@ final class Client
         $this->invoices = new Resource($this, 'invoices', moves: ['send', 'pay']);
         $this->estimates = new Resource($this, 'estimates', moves: ['send', 'accept', 'decline']);
         $this->proposals = new Resource($this, 'proposals', moves: ['send', 'accept', 'decline']);
+        $this->events = new Events($this);
+        $this->webhookEndpoints = new WebhookEndpoints($this);
         $this->transport = fn (string $method, string $url, array $headers, ?string $body) => $this->send($method, $url, $headers, $body);
     }
 

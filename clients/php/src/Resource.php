@@ -5,32 +5,10 @@ namespace Crm;
 
 final class Resource
 {
+    use Pages;
+
     /** @param list<string> $moves the transitions of the resource's status */
     public function __construct(private Client $client, private string $path, private bool $editable = true, private array $moves = []) {}
-
-    /** One page: ['data' => [...], 'pagination' => ['page', 'limit', 'total', 'next_cursor', 'has_more']]. */
-    public function list(array $params = []): array
-    {
-        return $this->client->request('GET', "/{$this->path}", $params);
-    }
-
-    public function get(string $id): array
-    {
-        return $this->client->request('GET', $this->item($id));
-    }
-
-    /** Every record over all pages. */
-    public function iterate(array $params = []): \Generator
-    {
-        $params['limit'] ??= 100;
-        for ($page = 1; ; $page++) {
-            $result = $this->list([...$params, 'page' => $page]);
-            yield from $result['data'];
-            if (!$result['data'] || $page * $result['pagination']['limit'] >= $result['pagination']['total']) {
-                return;
-            }
-        }
-    }
 
     public function create(array $body, ?string $idempotencyKey = null): array
     {
@@ -96,11 +74,6 @@ final class Resource
     public function moves(): array
     {
         return $this->moves;
-    }
-
-    private function item(string $id): string
-    {
-        return "/{$this->path}/" . rawurlencode($id);
     }
 
     /** Every write carries an Idempotency-Key, the same on each retry: a retried write is applied once. */

@@ -9,7 +9,7 @@ spl_autoload_register(function (string $class): void {
     if (str_starts_with($class, 'Crm\\') && is_file($file)) require $file;
 });
 
-use Crm\{BadRequest, Client, Conflict, CrmError, Forbidden, NetworkError, NotFound, PreconditionFailed, RateLimited, ServerError, Unauthorized};
+use Crm\{BadRequest, Client, Conflict, CrmError, Forbidden, NetworkError, NotFound, PreconditionFailed, RateLimited, ServerError, Unauthorized, Webhook, WebhookVerificationError};
 
 $failures = 0;
 $passed = 0;
@@ -28,6 +28,68 @@ function raises(string $class, callable $run): CrmError
         return $error;
     }
     throw new RuntimeException("expected $class, nothing was thrown");
+}
+/** Runs $run, which must throw a $class (any Throwable). */
+function throws(string $class, callable $run): Throwable
+{
+    try {
+        $run();
+    } catch (Throwable $error) {
+        check($error instanceof $class, "expected $class, got " . get_class($error) . ': ' . $error->getMessage());
+        return $error;
+    }
+    throw new RuntimeException("expected $class, nothing was thrown");
+}
+
+/**
+ * A webhook receiver in this process: a listening socket whose connections wait in its backlog
+ * until read. Answers each request 204; returns the requests [headers (lower-cased names), body]
+ * read until one concerns record $recordId (the $count-th one), or fails after 20 seconds.
+ */
+function deliveriesOf($server, array &$received, string $recordId, int $count = 1): array
+{
+    $deadline = microtime(true) + 20;
+    while (true) {
+        $found = array_values(array_filter($received, fn ($r) => json_decode($r[1], true)['data']['object']['id'] === $recordId));
+        if (count($found) >= $count) {
+            return $found;
+        }
+        $left = $deadline - microtime(true);
+        check($left > 0, "a delivery for $recordId");
+        $socket = @stream_socket_accept($server, $left);
+        if ($socket === false) {
+            continue;
+        }
+        stream_set_timeout($socket, 10);
+        fgets($socket); // the request line
+        $headers = [];
+        while (($line = fgets($socket)) !== false && $line !== "\r\n") {
+            [$name, $value] = explode(':', $line, 2);
+            $headers[strtolower($name)] = trim($value);
+        }
+        $body = '';
+        while (strlen($body) < (int) $headers['content-length'] && !feof($socket)) {
+            $body .= fread($socket, (int) $headers['content-length'] - strlen($body));
+        }
+        fwrite($socket, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+        fclose($socket);
+        $received[] = [$headers, $body];
+    }
+}
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const OTHER = 'whsec_bm90IHRoZSBzZWNyZXQgb2YgdGhpcyBlbmRwb2ludA==';
+const EVENT_ID = 'evt_0123456789abcdef0123456789abcdef';
+const NOW = 1_700_000_000;
+define('BODY', json_encode(['id' => EVENT_ID, 'type' => 'customer.created', 'created_at' => '2023-11-14T22:13:20.000Z', 'data' => ['object' => ['id' => 'c1', 'name' => 'Ada']], 'request_id' => 'r1']));
+/** A signature computed here with hash_hmac. */
+function sign(string $secret, int $timestamp = NOW, string $body = BODY, string $id = EVENT_ID): string
+{
+    return 'v1,' . base64_encode(hash_hmac('sha256', "$id.$timestamp.$body", base64_decode(substr($secret, 6)), true));
+}
+function hookHeaders(string $signature, int $timestamp = NOW, string $id = EVENT_ID): array
+{
+    return ['webhook-id' => $id, 'webhook-timestamp' => (string) $timestamp, 'webhook-signature' => $signature];
 }
 
 $tests = [
@@ -213,24 +275,159 @@ $tests = [
     },
     'covers every route of the OpenAPI document' => function () {
         $crm = new Client();
+        $camel = fn (string $name) => lcfirst(str_replace('_', '', ucwords($name, '_')));
         $document = json_decode(file_get_contents(getenv('CRM_BASE_URL') . '/openapi.json'), true);
         foreach ($document['paths'] as $path => $methods) {
             $parts = explode('/', $path);
-            $resource = $crm->{$parts[1]};
+            $resource = $crm->{$camel($parts[1])}; // /webhook_endpoints is $crm->webhookEndpoints
             $id = $parts[2] ?? null;
             $action = $parts[3] ?? null;
             foreach (array_keys($methods) as $method) {
-                $name = match ($method) {
-                    'get' => $id ? 'get' : 'list',
-                    'post' => $id === null ? 'create' : ($action === 'restore' ? 'restore' : 'transition'),
-                    'patch' => 'update',
-                    'delete' => 'delete',
-                };
+                $name = $action !== null && ($action === 'restore' || !method_exists($resource, 'transition'))
+                    ? $camel($action) // events->resend, webhookEndpoints->rotateSecret and ->deliveries
+                    : match ($method) {
+                        'get' => $id ? 'get' : 'list',
+                        'post' => $id === null ? 'create' : 'transition',
+                        'patch' => 'update',
+                        'delete' => 'delete',
+                    };
                 check(method_exists($resource, $name), "$method $path");
-                check($name !== 'update' || $resource->isEditable(), "$method $path");
+                check($name !== 'update' || !method_exists($resource, 'isEditable') || $resource->isEditable(), "$method $path");
                 check($name !== 'transition' || in_array($action, $resource->moves(), true), "$method $path");
+                if ($action !== null && $name !== 'restore' && $name !== 'transition') {
+                    // The method calls this route: an unknown record is NotFound (not a missing route).
+                    raises(NotFound::class, fn () => $resource->$name($parts[1] === 'events' ? 'evt_' . str_repeat('0', 32) : '00000000-0000-4000-8000-000000000000'));
+                }
             }
         }
+    },
+    'events: list, get, iterate, and catch up after an event' => function () {
+        $crm = new Client();
+        $customer = $crm->customers->create(['name' => 'PHP Evented']);
+        $crm->customers->update($customer['id'], ['name' => 'PHP Evented twice']);
+        [$updated, $created] = $crm->events->list(['limit' => 2])['data'];
+        check([$updated['type'], $created['type']] === ['customer.updated', 'customer.created'], 'newest first');
+        check((bool) preg_match('/^evt_[0-9a-f]{32}$/', $updated['id']), 'event id');
+        check($updated['data']['object']['name'] === 'PHP Evented twice' && $updated['data']['previous_attributes'] === ['name' => 'PHP Evented'], 'event data');
+        check($crm->events->get($created['id']) === $created, 'get');
+        raises(NotFound::class, fn () => $crm->events->get('evt_' . str_repeat('0', 32)));
+        $types = array_column(iterator_to_array($crm->events->iterate(['type' => 'customer.created', 'limit' => 2]), false), 'type');
+        check(count($types) === $crm->events->list(['type' => 'customer.created'])['pagination']['total'] && array_unique($types) === ['customer.created'], 'iterate every page');
+
+        $since = $crm->events->since($created['id'], limit: 1);
+        check(array_column(iterator_to_array($since, false), 'id') === [$updated['id']], 'caught up');
+        check(is_string($since->cursor), 'a cursor to resume from');
+        $later = $crm->customers->create(['name' => 'PHP Evented later']);
+        $last = $crm->customers->create(['name' => 'PHP Evented last']);
+        $resumed = $crm->events->since(cursor: $since->cursor, limit: 1);
+        $seen = array_map(fn ($e) => [$e['type'], $e['data']['object']['id']], iterator_to_array($resumed, false));
+        check($seen === [['customer.created', $later['id']], ['customer.created', $last['id']]], 'resumed from the cursor');
+        check(iterator_to_array($resumed, false) === [], 'iterating again: nothing since');
+        check(array_column(iterator_to_array($crm->events->since($created['id'], type: 'customer.updated'), false), 'id') === [$updated['id']], 'by type');
+        throws(InvalidArgumentException::class, fn () => $crm->events->since());
+        raises(BadRequest::class, fn () => $crm->events->list(['after' => 'evt_' . str_repeat('0', 32)]));
+    },
+    'real webhook deliveries verify with the endpoint secret' => function () {
+        $crm = new Client();
+        $server = stream_socket_server('tcp://127.0.0.1:0', $errno, $errstr);
+        check($server !== false, "a receiver: $errstr");
+        $port = (int) substr(strrchr(stream_socket_get_name($server, false), ':'), 1);
+        $received = [];
+        $hooks = $crm->webhookEndpoints;
+        $endpoint = $hooks->create(['url' => "http://127.0.0.1:$port/hook", 'description' => 'PHP receiver', 'event_types' => ['customer.created']]);
+        try {
+            check(str_starts_with($endpoint['secret'], 'whsec_') && $endpoint['event_types'] === ['customer.created'] && $endpoint['enabled'] === true, 'created, with its secret');
+            check(!array_key_exists('secret', $hooks->get($endpoint['id'])), 'the secret is shown once');
+            check(in_array($endpoint['id'], array_column($hooks->list()['data'], 'id'), true), 'listed');
+            check(in_array($endpoint['id'], array_column(iterator_to_array($hooks->iterate(), false), 'id'), true), 'iterated');
+
+            $customer = $crm->customers->create(['name' => 'PHP Hooked']);
+            [[$headers, $body]] = deliveriesOf($server, $received, $customer['id']);
+            $event = Webhook::verify($body, $headers, $endpoint['secret']);
+            check($event['type'] === 'customer.created' && $event['data']['object'] === $customer, 'the delivered event');
+            check($headers['webhook-id'] === $event['id'], 'webhook-id is the event id');
+            check($crm->events->get($event['id']) === $event, 'the event as the API reads it');
+            $serverStyle = [];
+            foreach ($headers as $name => $value) {
+                $serverStyle['HTTP_' . strtoupper(str_replace('-', '_', $name))] = $value;
+            }
+            check(Webhook::verify($body, $serverStyle, substr($endpoint['secret'], 6))['id'] === $event['id'], '$_SERVER-style headers, secret without whsec_');
+            $other = $hooks->create(['url' => 'http://127.0.0.1:9/never', 'enabled' => false]);
+            throws(WebhookVerificationError::class, fn () => Webhook::verify($body, $headers, $other['secret']));
+            $hooks->delete($other['id']);
+            raises(NotFound::class, fn () => $hooks->get($other['id']));
+
+            // Resent by hand: the same event (the same webhook-id) arrives again.
+            check($crm->events->resend($event['id'], $endpoint['id'])['id'] === $event['id'], 'resent');
+            [, [$headers, $body]] = deliveriesOf($server, $received, $customer['id'], 2);
+            check(Webhook::verify($body, $headers, $endpoint['secret'])['id'] === $event['id'], 'the resent delivery verifies');
+
+            // After a rotation, deliveries carry two signatures: the new secret and the old one verify.
+            $rotated = $hooks->rotateSecret($endpoint['id']);
+            check($rotated['secret'] !== $endpoint['secret'], 'a new secret');
+            $later = $crm->customers->create(['name' => 'PHP Hooked after rotation']);
+            [[$headers, $body]] = deliveriesOf($server, $received, $later['id']);
+            check(count(explode(' ', $headers['webhook-signature'])) === 2, 'two signatures');
+            check(Webhook::verify($body, $headers, $rotated['secret'])['data']['object'] === $later, 'the new secret verifies');
+            check(Webhook::verify($body, $headers, $endpoint['secret'])['data']['object'] === $later, 'the old secret verifies');
+
+            $changed = $hooks->update($endpoint['id'], ['description' => null, 'event_types' => []]);
+            check($changed['description'] === null && $changed['event_types'] === [], 'updated');
+            $deadline = microtime(true) + 10;
+            do {
+                $log = $hooks->deliveries($endpoint['id'], ['limit' => 100])['data'];
+            } while (count($log) < 3 && microtime(true) < $deadline);
+            check(count(array_filter($log, fn ($a) => $a['event_id'] === $event['id'])) === 2, 'the delivery log');
+            check($log[0]['status_code'] === 204 && $log[0]['error'] === null, 'the latest attempt');
+        } finally {
+            $hooks->delete($endpoint['id']);
+            fclose($server);
+        }
+    },
+    'verify: the specification\'s example' => function () {
+        $example = ['webhook-id' => 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp' => '1614265330', 'webhook-signature' => 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE='];
+        check(Webhook::verify('{"test": 2432232314}', $example, SECRET, now: 1614265330) === ['test' => 2432232314], 'verified');
+        throws(WebhookVerificationError::class, fn () => Webhook::verify('{"test": 2432232314}', $example, SECRET, now: 1614265330 + 301));
+    },
+    'verify: valid' => function () {
+        check(Webhook::verify(BODY, hookHeaders(sign(SECRET)), SECRET, now: NOW) === json_decode(BODY, true), 'the event');
+        check(Webhook::verify(BODY, hookHeaders(sign(SECRET)), substr(SECRET, 6), now: NOW)['id'] === EVENT_ID, 'secret without whsec_');
+        check(Webhook::verify(BODY, ['Webhook-Id' => EVENT_ID, 'WEBHOOK-TIMESTAMP' => (string) NOW, 'Webhook-Signature' => [sign(SECRET)]], SECRET, now: NOW)['id'] === EVENT_ID, 'header names in any case');
+        check(Webhook::verify(BODY, ['HTTP_WEBHOOK_ID' => EVENT_ID, 'HTTP_WEBHOOK_TIMESTAMP' => (string) NOW, 'HTTP_WEBHOOK_SIGNATURE' => sign(SECRET)], SECRET, now: NOW)['id'] === EVENT_ID, '$_SERVER');
+        check(Webhook::verify(BODY, hookHeaders(sign(SECRET)), SECRET, now: NOW + 299)['id'] === EVENT_ID, 'just within 5 minutes');
+        check(Webhook::verify(BODY, hookHeaders(sign(SECRET)), SECRET, now: NOW - 299)['id'] === EVENT_ID, 'just within 5 minutes, ahead');
+    },
+    'verify: tampered body or headers' => function () {
+        foreach ([[str_replace('Ada', 'Eve', BODY), hookHeaders(sign(SECRET))], [BODY . ' ', hookHeaders(sign(SECRET))],
+            [BODY, hookHeaders(sign(SECRET), NOW + 1)], [BODY, hookHeaders(sign(SECRET), NOW, 'evt_' . str_repeat('f', 32))]] as [$body, $headers]) {
+            throws(WebhookVerificationError::class, fn () => Webhook::verify($body, $headers, SECRET, now: NOW));
+        }
+    },
+    'verify: wrong secret' => function () {
+        throws(WebhookVerificationError::class, fn () => Webhook::verify(BODY, hookHeaders(sign(SECRET)), OTHER, now: NOW));
+        throws(WebhookVerificationError::class, fn () => Webhook::verify(BODY, hookHeaders(sign(OTHER)), SECRET, now: NOW));
+    },
+    'verify: stale or future timestamp' => function () {
+        foreach ([NOW - 301, NOW + 301] as $timestamp) {
+            throws(WebhookVerificationError::class, fn () => Webhook::verify(BODY, hookHeaders(sign(SECRET, $timestamp), $timestamp), SECRET, now: NOW));
+        }
+        $stale = time() - 600; // real time by default
+        $error = throws(WebhookVerificationError::class, fn () => Webhook::verify(BODY, hookHeaders(sign(SECRET, $stale), $stale), SECRET));
+        check(str_contains($error->getMessage(), 'too old'), 'says why');
+    },
+    'verify: two signatures, the second matching' => function () {
+        $two = sign(OTHER) . ' ' . sign(SECRET);
+        check(Webhook::verify(BODY, hookHeaders($two), SECRET, now: NOW)['id'] === EVENT_ID, 'the second matches');
+        check(Webhook::verify(BODY, hookHeaders($two), OTHER, now: NOW)['id'] === EVENT_ID, 'the first matches');
+        $mixed = 'v2,' . substr(sign(SECRET), 3) . ' v1,not*base64 v1 ' . sign(SECRET);
+        check(Webhook::verify(BODY, hookHeaders($mixed), SECRET, now: NOW)['id'] === EVENT_ID, 'other versions and malformed entries skipped');
+        throws(WebhookVerificationError::class, fn () => Webhook::verify(BODY, hookHeaders('v2,' . substr(sign(SECRET), 3)), SECRET, now: NOW));
+    },
+    'verify: missing headers, bad secret' => function () {
+        throws(WebhookVerificationError::class, fn () => Webhook::verify(BODY, ['webhook-id' => EVENT_ID, 'webhook-timestamp' => (string) NOW], SECRET, now: NOW));
+        throws(WebhookVerificationError::class, fn () => Webhook::verify(BODY, ['webhook-timestamp' => 'soon'] + hookHeaders(sign(SECRET)), SECRET, now: NOW));
+        throws(InvalidArgumentException::class, fn () => Webhook::verify(BODY, hookHeaders(sign(SECRET)), 'whsec_', now: NOW));
+        check(is_subclass_of(WebhookVerificationError::class, RuntimeException::class), 'a RuntimeException');
     },
 ];
 

@@ -1,19 +1,24 @@
 """Official Python client of the CRM REST API v1 (standard library only)."""
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import hmac
 import json
 import os
 import random
+import re
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 __version__ = "0.1.0"
-__all__ = ["Client", "Sync", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PreconditionFailed", "RateLimited",
-           "ServerError"]
+__all__ = ["Client", "Sync", "EventSync", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PreconditionFailed",
+           "RateLimited", "ServerError", "WebhookVerificationError", "verify_webhook"]
 
 
 class CrmError(Exception):
@@ -86,12 +91,43 @@ class Sync:
                 return
 
 
-class _Resource:
-    def __init__(self, client: "Client", path: str, editable: bool = True, moves: Sequence[str] = ()):
+class EventSync:
+    """Catching up on the event log: the events committed after an event, oldest first. Iterating
+    follows next_cursor until the last page; afterwards `cursor` is where to resume later (it is
+    never None once a page was read). It moves only once every event of a page has been consumed,
+    so leaving the loop early resumes at the unfinished page (events may repeat, none is missed).
+    Iterating the same EventSync again yields the events committed since."""
+
+    def __init__(self, events: "_Events", event_id: Optional[str], cursor: Optional[str], type: Optional[str], limit: int):
+        if not event_id and not cursor:
+            raise ValueError("events.since needs an event id, or the cursor of an earlier catch-up")
+        self._events = events
+        self._event_id = event_id
+        self.cursor = cursor
+        self._type = type
+        self._limit = limit
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        while True:
+            if self.cursor:
+                # The cursor embeds the event and the type.
+                result = self._events.list(cursor=self.cursor, limit=self._limit)
+            else:
+                result = self._events.list(after=self._event_id, type=self._type, limit=self._limit)
+            yield from result["data"]
+            pagination = result["pagination"]
+            if pagination.get("next_cursor"):
+                self.cursor = pagination["next_cursor"]
+            if not pagination.get("has_more") or not pagination.get("next_cursor"):
+                return
+
+
+class _Pages:
+    """list, get and iterate of a collection."""
+
+    def __init__(self, client: "Client", path: str):
         self._client = client
         self._path = path
-        self._editable = editable
-        self._moves = tuple(moves)
 
     def _item(self, id: str) -> str:
         return f"/{self._path}/{urllib.parse.quote(id, safe='')}"
@@ -104,7 +140,7 @@ class _Resource:
         return self._client._request("GET", self._item(id))
 
     def iterate(self, **params: Any) -> Iterator[Dict[str, Any]]:
-        """Every record over all pages (from `page`, if given)."""
+        """Every item over all pages (from `page`, if given)."""
         params.setdefault("limit", 100)
         page = params.pop("page", 1)
         while True:
@@ -113,6 +149,60 @@ class _Resource:
             if not result["data"] or page * result["pagination"]["limit"] >= result["pagination"]["total"]:
                 return
             page += 1
+
+
+class _Events(_Pages):
+    """The event log: every committed change, {"id": "evt_...", "type", "created_at", "data": {"object",
+    "previous_attributes"?}, "request_id"}. list/iterate: newest first (type=, limit=, page=, cursor=, after=)."""
+
+    def __init__(self, client: "Client"):
+        super().__init__(client, "events")
+
+    def resend(self, id: str, endpoint_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """Queues the event again, now: to one endpoint, or to every enabled endpoint that receives its type."""
+        return self._client._request("POST", self._item(id) + "/resend", body={"endpoint_id": endpoint_id} if endpoint_id else {},
+                                     idempotency_key=idempotency_key or str(uuid.uuid4()))
+
+    def since(self, event_id: Optional[str] = None, cursor: Optional[str] = None, type: Optional[str] = None, limit: int = 100) -> EventSync:
+        """The events committed after `event_id` (or after where `cursor`, from an earlier catch-up, left off),
+        oldest first, optionally of one `type`: iterate it, then save its `cursor` for next time."""
+        return EventSync(self, event_id, cursor, type, limit)
+
+
+class _WebhookEndpoints(_Pages):
+    """Where events are sent: {"id", "url", "description", "event_types", "enabled", "disabled_reason", ...}."""
+
+    def __init__(self, client: "Client"):
+        super().__init__(client, "webhook_endpoints")
+
+    def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """{"url", "description"?, "event_types"?, "enabled"?}: answers the endpoint with its signing `secret`
+        (whsec_...), this once. A retry answers the same secret (the call's Idempotency-Key)."""
+        return self._client._request("POST", f"/{self._path}", body=body, idempotency_key=idempotency_key or str(uuid.uuid4()))
+
+    def update(self, id: str, patch: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """The fields given are set (None clears the description; enabled=True also clears disabled_reason)."""
+        return self._client._request("PATCH", self._item(id), body=patch, idempotency_key=idempotency_key or str(uuid.uuid4()),
+                                     content_type="application/merge-patch+json")
+
+    def delete(self, id: str, idempotency_key: Optional[str] = None) -> None:
+        """Removes the endpoint, its pending deliveries and its delivery log."""
+        self._client._request("DELETE", self._item(id), idempotency_key=idempotency_key or str(uuid.uuid4()))
+
+    def rotate_secret(self, id: str, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """A new signing secret, answered this once in `secret`; for 24 hours deliveries are signed with the old one too."""
+        return self._client._request("POST", self._item(id) + "/rotate_secret", idempotency_key=idempotency_key or str(uuid.uuid4()))
+
+    def deliveries(self, id: str, **params: Any) -> Dict[str, Any]:
+        """The endpoint's delivery attempts, newest first: {"event_id", "status_code", "duration_ms", "error", "created_at"}."""
+        return self._client._request("GET", self._item(id) + "/deliveries", query=params)
+
+
+class _Resource(_Pages):
+    def __init__(self, client: "Client", path: str, editable: bool = True, moves: Sequence[str] = ()):
+        super().__init__(client, path)
+        self._editable = editable
+        self._moves = tuple(moves)
 
     def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
         # A generated key makes retries safe: a retried create never duplicates.
@@ -172,6 +262,8 @@ class Client:
         self.invoices = _Resource(self, "invoices", moves=("send", "pay"))
         self.estimates = _Resource(self, "estimates", moves=("send", "accept", "decline"))
         self.proposals = _Resource(self, "proposals", moves=("send", "accept", "decline"))
+        self.events = _Events(self)
+        self.webhook_endpoints = _WebhookEndpoints(self)
 
     def _send(self, request: urllib.request.Request):
         """One HTTP exchange: (status, headers, body bytes). Raises OSError on network failure."""
@@ -227,3 +319,71 @@ class Client:
     def _backoff(attempt: int) -> float:
         """Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s, ..."""
         return random.uniform(0, 0.5 * 2 ** attempt)
+
+
+class WebhookVerificationError(Exception):
+    """A webhook request that is not a delivery of the CRM signed with this secret, or too old (or too far in
+    the future) to accept."""
+
+
+WEBHOOK_TOLERANCE_SECONDS = 5 * 60
+
+
+def _header(headers: Any, name: str) -> Optional[str]:
+    items = headers.items() if hasattr(headers, "items") else headers
+    for key, value in items:
+        if str(key).lower().replace("_", "-") in (name, "http-" + name):  # also a WSGI environ's HTTP_WEBHOOK_ID
+            return " ".join(value) if isinstance(value, (list, tuple)) else str(value)
+    return None
+
+
+def verify_webhook(body: Union[bytes, str], headers: Union[Mapping[str, Any], Any], secret: str,
+                   tolerance: int = WEBHOOK_TOLERANCE_SECONDS, now: Optional[float] = None) -> Dict[str, Any]:
+    """Verifies a webhook delivery per the Standard Webhooks specification and answers its event.
+
+    `body` is the request body exactly as received (bytes, or str), never re-serialized JSON; `headers` any
+    mapping of the request's headers (names in any case: a dict, http.server's self.headers, a WSGI environ);
+    `secret` the endpoint's whsec_... (the prefix is optional). Accepts the delivery when one of the `v1,`
+    signatures of webhook-signature (two during a rotation) is the HMAC-SHA256 of
+    "{webhook-id}.{webhook-timestamp}.{body}", compared in constant time, and the timestamp is within
+    `tolerance` seconds (5 minutes) of now, either way; otherwise raises WebhookVerificationError."""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    if not isinstance(body, (bytes, bytearray, memoryview)):
+        raise TypeError("verify_webhook needs the raw request body (bytes or str), not parsed JSON")
+    body = bytes(body)
+    try:
+        key = base64.b64decode(secret[len("whsec_"):] if secret.startswith("whsec_") else secret, validate=True)
+    except (binascii.Error, ValueError):
+        key = b""
+    if not key:
+        raise ValueError("The webhook secret must be the endpoint's whsec_... secret (base64 after whsec_)")
+    msg_id, timestamp, signatures = (_header(headers, name) for name in ("webhook-id", "webhook-timestamp", "webhook-signature"))
+    if not msg_id or not timestamp or not signatures:
+        raise WebhookVerificationError("Missing webhook-id, webhook-timestamp or webhook-signature header")
+    timestamp = timestamp.strip()
+    if not re.fullmatch(r"[0-9]{1,15}", timestamp):
+        raise WebhookVerificationError("Invalid webhook-timestamp header")
+    age = int(time.time() if now is None else now) - int(timestamp)
+    if age > tolerance:
+        raise WebhookVerificationError("The webhook timestamp is too old")
+    if age < -tolerance:
+        raise WebhookVerificationError("The webhook timestamp is too far in the future")
+    expected = hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+    valid = False
+    for entry in signatures.split():
+        version, _, encoded = entry.partition(",")
+        if version != "v1":
+            continue
+        try:
+            candidate = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if hmac.compare_digest(candidate, expected):
+            valid = True
+    if not valid:
+        raise WebhookVerificationError("No webhook signature matches: wrong secret, or the body was altered")
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise WebhookVerificationError("The webhook body is not JSON") from None

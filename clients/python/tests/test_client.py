@@ -1,14 +1,19 @@
 """Runs against a real server: CRM_BASE_URL, CRM_API_KEY, CRM_READONLY_KEY, CRM_LIMITED_BASE_URL, CRM_LIMITED_KEY."""
+import base64
+import hashlib
+import hmac
 import json
 import os
 import sys
+import threading
 import time
 import unittest
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from crm_client import (BadRequest, Client, Conflict, CrmError, Forbidden, NotFound, PreconditionFailed, RateLimited,  # noqa: E402
-                        ServerError, Unauthorized)
+                        ServerError, Unauthorized, WebhookVerificationError, verify_webhook)
 
 
 class ClientTest(unittest.TestCase):
@@ -207,17 +212,208 @@ class ClientTest(unittest.TestCase):
             _, name, *rest = path.split("/")
             resource = getattr(self.crm, name)
             for method in methods:
-                if method == "get":
+                action = rest[1] if len(rest) > 1 else None
+                if action and (action == "restore" or not hasattr(resource, "transition")):
+                    operation = action  # events.resend, webhook_endpoints.rotate_secret and .deliveries
+                elif method == "get":
                     operation = "get" if rest else "list"
                 elif method == "post":
-                    operation = "create" if not rest else ("restore" if rest[1:] == ["restore"] else "transition")
+                    operation = "create" if not rest else "transition"
                 else:
                     operation = {"patch": "update", "delete": "delete"}[method]
                 self.assertTrue(callable(getattr(resource, operation)), f"{method} {path}")
-                if operation == "update":
+                if operation == "update" and hasattr(resource, "_editable"):
                     self.assertTrue(resource._editable, f"{method} {path}")
                 if operation == "transition":
                     self.assertIn(rest[1], resource._moves, f"{method} {path}")
+                if action and operation != "restore" and operation != "transition":
+                    # The method calls this route: an unknown record is NotFound (not a missing route).
+                    with self.assertRaises(NotFound, msg=f"{method} {path}"):
+                        getattr(resource, operation)("evt_" + "0" * 32 if name == "events" else "00000000-0000-4000-8000-000000000000")
+
+    def test_events_list_get_iterate_and_catch_up(self):
+        customer = self.crm.customers.create({"name": "Py Evented"})
+        self.crm.customers.update(customer["id"], {"name": "Py Evented twice"})
+        updated, created = self.crm.events.list(limit=2)["data"]
+        self.assertEqual((updated["type"], created["type"]), ("customer.updated", "customer.created"))
+        self.assertRegex(updated["id"], r"^evt_[0-9a-f]{32}$")
+        self.assertEqual(updated["data"]["object"]["name"], "Py Evented twice")
+        self.assertEqual(updated["data"]["previous_attributes"], {"name": "Py Evented"})
+        self.assertEqual(self.crm.events.get(created["id"]), created)
+        with self.assertRaises(NotFound):
+            self.crm.events.get("evt_" + "0" * 32)
+        types = [e["type"] for e in self.crm.events.iterate(type="customer.created", limit=2)]
+        self.assertEqual(len(types), self.crm.events.list(type="customer.created")["pagination"]["total"])
+        self.assertEqual(set(types), {"customer.created"})
+
+        since = self.crm.events.since(created["id"], limit=1)
+        self.assertEqual([e["id"] for e in since], [updated["id"]])
+        self.assertIsInstance(since.cursor, str)
+        later = self.crm.customers.create({"name": "Py Evented later"})
+        last = self.crm.customers.create({"name": "Py Evented last"})
+        resumed = self.crm.events.since(cursor=since.cursor, limit=1)
+        self.assertEqual([(e["type"], e["data"]["object"]["id"]) for e in resumed],
+                         [("customer.created", later["id"]), ("customer.created", last["id"])])
+        self.assertEqual(list(resumed), [])  # iterating again: nothing since
+        self.assertEqual([e["id"] for e in self.crm.events.since(created["id"], type="customer.updated")], [updated["id"]])
+        with self.assertRaises(ValueError):
+            self.crm.events.since()
+        with self.assertRaises(BadRequest):
+            self.crm.events.list(after="evt_" + "0" * 32)
+
+    def test_real_webhook_deliveries_verify_with_the_endpoint_secret(self):
+        received = []
+
+        class Receiver(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append((self.headers, body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+
+        def deliveries_of(record_id, count=1):
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                found = [(h, b) for h, b in list(received) if json.loads(b)["data"]["object"]["id"] == record_id]
+                if len(found) >= count:
+                    return found
+                time.sleep(0.05)
+            self.fail(f"no delivery for {record_id}")
+
+        hooks = self.crm.webhook_endpoints
+        endpoint = hooks.create({"url": f"http://127.0.0.1:{server.server_address[1]}/hook", "description": "Python receiver",
+                                 "event_types": ["customer.created"]})
+        try:
+            self.assertTrue(endpoint["secret"].startswith("whsec_"))
+            self.assertEqual((endpoint["event_types"], endpoint["enabled"]), (["customer.created"], True))
+            self.assertNotIn("secret", hooks.get(endpoint["id"]))
+            self.assertIn(endpoint["id"], [e["id"] for e in hooks.list()["data"]])
+            self.assertIn(endpoint["id"], [e["id"] for e in hooks.iterate()])
+
+            customer = self.crm.customers.create({"name": "Py Hooked"})
+            (headers, body), = deliveries_of(customer["id"])
+            event = verify_webhook(body, headers, endpoint["secret"])
+            self.assertEqual((event["type"], event["data"]["object"]), ("customer.created", customer))
+            self.assertEqual(headers["Webhook-Id"], event["id"])
+            self.assertEqual(self.crm.events.get(event["id"]), event)
+            self.assertEqual(verify_webhook(body.decode(), dict(headers), endpoint["secret"][len("whsec_"):])["id"], event["id"])
+            other = hooks.create({"url": "http://127.0.0.1:9/never", "enabled": False})
+            with self.assertRaises(WebhookVerificationError):
+                verify_webhook(body, headers, other["secret"])
+            hooks.delete(other["id"])
+            with self.assertRaises(NotFound):
+                hooks.get(other["id"])
+
+            # Resent by hand: the same event (the same webhook-id) arrives again.
+            self.assertEqual(self.crm.events.resend(event["id"], endpoint_id=endpoint["id"])["id"], event["id"])
+            again = deliveries_of(customer["id"], 2)[1]
+            self.assertEqual(verify_webhook(again[1], again[0], endpoint["secret"])["id"], event["id"])
+
+            # After a rotation, deliveries carry two signatures: the new secret and the old one verify.
+            rotated = hooks.rotate_secret(endpoint["id"])
+            self.assertNotEqual(rotated["secret"], endpoint["secret"])
+            later = self.crm.customers.create({"name": "Py Hooked after rotation"})
+            (headers, body), = deliveries_of(later["id"])
+            self.assertEqual(len(headers["webhook-signature"].split()), 2)
+            self.assertEqual(verify_webhook(body, headers, rotated["secret"])["data"]["object"], later)
+            self.assertEqual(verify_webhook(body, headers, endpoint["secret"])["data"]["object"], later)
+
+            changed = hooks.update(endpoint["id"], {"description": None, "event_types": []})
+            self.assertEqual((changed["description"], changed["event_types"]), (None, []))
+            deadline = time.monotonic() + 10
+            log = hooks.deliveries(endpoint["id"], limit=100)["data"]
+            while len(log) < 3 and time.monotonic() < deadline:
+                log = hooks.deliveries(endpoint["id"], limit=100)["data"]
+            self.assertEqual(len([a for a in log if a["event_id"] == event["id"]]), 2)
+            self.assertEqual((log[0]["status_code"], log[0]["error"]), (204, None))
+        finally:
+            hooks.delete(endpoint["id"])
+            server.shutdown()
+            server.server_close()
+
+
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+OTHER = "whsec_bm90IHRoZSBzZWNyZXQgb2YgdGhpcyBlbmRwb2ludA=="
+EVENT_ID = "evt_0123456789abcdef0123456789abcdef"
+NOW = 1_700_000_000
+BODY = json.dumps({"id": EVENT_ID, "type": "customer.created", "created_at": "2023-11-14T22:13:20.000Z",
+                   "data": {"object": {"id": "c1", "name": "Ada"}}, "request_id": "r1"}).encode()
+
+
+def sign(secret, timestamp=NOW, body=BODY, msg_id=EVENT_ID):
+    key = base64.b64decode(secret[len("whsec_"):])
+    return "v1," + base64.b64encode(hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()).decode()
+
+
+def headers(signature, timestamp=NOW, msg_id=EVENT_ID):
+    return {"webhook-id": msg_id, "webhook-timestamp": str(timestamp), "webhook-signature": signature}
+
+
+class VerifyWebhookTest(unittest.TestCase):
+    """verify_webhook on fixed vectors: the specification's example, and deliveries signed here with hmac."""
+
+    def test_the_specifications_example(self):
+        example = {"webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek", "webhook-timestamp": "1614265330",
+                   "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="}
+        self.assertEqual(verify_webhook(b'{"test": 2432232314}', example, SECRET, now=1614265330), {"test": 2432232314})
+        with self.assertRaises(WebhookVerificationError):
+            verify_webhook(b'{"test": 2432232314}', example, SECRET, now=1614265330 + 301)
+
+    def test_valid(self):
+        self.assertEqual(verify_webhook(BODY, headers(sign(SECRET)), SECRET, now=NOW), json.loads(BODY))
+        self.assertEqual(verify_webhook(BODY.decode(), headers(sign(SECRET)), SECRET[len("whsec_"):], now=NOW)["id"], EVENT_ID)
+        mixed_case = {"Webhook-Id": EVENT_ID, "WEBHOOK-TIMESTAMP": str(NOW), "Webhook-Signature": sign(SECRET)}
+        self.assertEqual(verify_webhook(BODY, mixed_case, SECRET, now=NOW)["id"], EVENT_ID)
+        environ = {"HTTP_WEBHOOK_ID": EVENT_ID, "HTTP_WEBHOOK_TIMESTAMP": str(NOW), "HTTP_WEBHOOK_SIGNATURE": sign(SECRET)}
+        self.assertEqual(verify_webhook(BODY, environ, SECRET, now=NOW)["id"], EVENT_ID)
+        self.assertEqual(verify_webhook(BODY, headers(sign(SECRET)), SECRET, now=NOW + 299)["id"], EVENT_ID)
+        self.assertEqual(verify_webhook(BODY, headers(sign(SECRET)), SECRET, now=NOW - 299)["id"], EVENT_ID)
+
+    def test_tampered_body_or_headers(self):
+        for body, hdrs in [(BODY.replace(b"Ada", b"Eve"), headers(sign(SECRET))), (BODY + b" ", headers(sign(SECRET))),
+                           (BODY, headers(sign(SECRET), timestamp=NOW + 1)), (BODY, headers(sign(SECRET), msg_id="evt_" + "f" * 32))]:
+            with self.assertRaises(WebhookVerificationError):
+                verify_webhook(body, hdrs, SECRET, now=NOW)
+
+    def test_wrong_secret(self):
+        with self.assertRaises(WebhookVerificationError):
+            verify_webhook(BODY, headers(sign(SECRET)), OTHER, now=NOW)
+        with self.assertRaises(WebhookVerificationError):
+            verify_webhook(BODY, headers(sign(OTHER)), SECRET, now=NOW)
+
+    def test_stale_or_future_timestamp(self):
+        for timestamp in (NOW - 301, NOW + 301):
+            with self.assertRaises(WebhookVerificationError):
+                verify_webhook(BODY, headers(sign(SECRET, timestamp), timestamp), SECRET, now=NOW)
+        stale = int(time.time()) - 600  # real time by default
+        with self.assertRaisesRegex(WebhookVerificationError, "too old"):
+            verify_webhook(BODY, headers(sign(SECRET, stale), stale), SECRET)
+
+    def test_two_signatures_the_second_matching(self):
+        two = f"{sign(OTHER)} {sign(SECRET)}"
+        self.assertEqual(verify_webhook(BODY, headers(two), SECRET, now=NOW)["id"], EVENT_ID)
+        self.assertEqual(verify_webhook(BODY, headers(two), OTHER, now=NOW)["id"], EVENT_ID)
+        mixed = f"v2,{sign(SECRET)[3:]} v1,not*base64 v1 {sign(SECRET)}"
+        self.assertEqual(verify_webhook(BODY, headers(mixed), SECRET, now=NOW)["id"], EVENT_ID)
+        with self.assertRaises(WebhookVerificationError):
+            verify_webhook(BODY, headers(f"v2,{sign(SECRET)[3:]}"), SECRET, now=NOW)
+
+    def test_missing_headers_parsed_body_bad_secret(self):
+        with self.assertRaises(WebhookVerificationError):
+            verify_webhook(BODY, {"webhook-id": EVENT_ID, "webhook-timestamp": str(NOW)}, SECRET, now=NOW)
+        with self.assertRaises(WebhookVerificationError):
+            verify_webhook(BODY, {**headers(sign(SECRET)), "webhook-timestamp": "soon"}, SECRET, now=NOW)
+        with self.assertRaises(TypeError):
+            verify_webhook(json.loads(BODY), headers(sign(SECRET)), SECRET, now=NOW)
+        with self.assertRaises(ValueError):
+            verify_webhook(BODY, headers(sign(SECRET)), "whsec_", now=NOW)
+        self.assertTrue(issubclass(WebhookVerificationError, Exception))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 # Official Ruby client of the CRM REST API v1 (standard library only).
 require 'json'
 require 'net/http'
+require 'openssl'
 require 'securerandom'
 require 'time'
 require 'uri'
@@ -76,9 +77,40 @@ module CrmClient
     end
   end
 
-  class Resource
-    def initialize(client, path, editable: true, moves: [])
-      @client, @path, @editable, @moves = client, path, editable, moves.map(&:to_s)
+  # Catching up on the event log: the events committed after an event, oldest first. +each+
+  # follows next_cursor until the last page; afterwards +cursor+ is where to resume later. It
+  # moves only once every event of a page has been yielded, so leaving the loop early resumes at
+  # the unfinished page (events may repeat, none is missed). Iterating again yields the events
+  # committed since.
+  class EventSync
+    include Enumerable
+    attr_reader :cursor
+
+    def initialize(events, event_id, cursor, type, limit)
+      raise ArgumentError, 'events.since needs an event id, or the cursor: of an earlier catch-up' if event_id.nil? && cursor.nil?
+
+      @events, @event_id, @cursor, @type, @limit = events, event_id, cursor, type, limit
+    end
+
+    def each
+      return enum_for(:each) unless block_given?
+
+      loop do
+        # The cursor embeds the event and the type.
+        result = @cursor ? @events.list(cursor: @cursor, limit: @limit) : @events.list(after: @event_id, type: @type, limit: @limit)
+        result['data'].each { |event| yield event }
+        pagination = result['pagination']
+        @cursor = pagination['next_cursor'] if pagination['next_cursor']
+        break unless pagination['has_more'] && pagination['next_cursor']
+      end
+      self
+    end
+  end
+
+  # list, get and each of a collection.
+  class Pages
+    def initialize(client, path)
+      @client, @path = client, path
     end
 
     # One page: {"data" => [...], "pagination" => {"page", "limit", "total", "next_cursor", "has_more"}}.
@@ -103,6 +135,75 @@ module CrmClient
 
         page += 1
       end
+    end
+
+    private
+
+    def item(id)
+      "/#{@path}/#{URI.encode_www_form_component(id)}"
+    end
+  end
+
+  # The event log: every committed change, {"id" => "evt_...", "type", "created_at", "data" =>
+  # {"object", "previous_attributes"?}, "request_id"}. list/each: newest first (type:, limit:,
+  # page:, cursor:, after:).
+  class Events < Pages
+    def initialize(client)
+      super(client, 'events')
+    end
+
+    # Queues the event again, now: to one endpoint, or to every enabled endpoint that receives its type.
+    def resend(id, endpoint_id = nil, idempotency_key: nil)
+      @client.request('POST', "#{item(id)}/resend", body: endpoint_id ? { endpoint_id: endpoint_id } : {},
+                                                    idempotency_key: idempotency_key || SecureRandom.uuid)
+    end
+
+    # The events committed after +event_id+ (or after where +cursor+, from an earlier catch-up,
+    # left off), oldest first, optionally of one +type+: iterate it, then save its +cursor+.
+    def since(event_id = nil, cursor: nil, type: nil, limit: 100)
+      EventSync.new(self, event_id, cursor, type, limit)
+    end
+  end
+
+  # Where events are sent: {"id", "url", "description", "event_types", "enabled", "disabled_reason", ...}.
+  class WebhookEndpoints < Pages
+    def initialize(client)
+      super(client, 'webhook_endpoints')
+    end
+
+    # { url:, description:, event_types:, enabled: }: answers the endpoint with its signing
+    # 'secret' (whsec_...), this once. A retry answers the same secret (the call's Idempotency-Key).
+    def create(body, idempotency_key: nil)
+      @client.request('POST', "/#{@path}", body: body, idempotency_key: idempotency_key || SecureRandom.uuid)
+    end
+
+    # The fields given are set (nil clears the description; enabled: true also clears disabled_reason).
+    def update(id, patch, idempotency_key: nil)
+      @client.request('PATCH', item(id), body: patch, idempotency_key: idempotency_key || SecureRandom.uuid,
+                                         content_type: 'application/merge-patch+json')
+    end
+
+    # Removes the endpoint, its pending deliveries and its delivery log.
+    def delete(id, idempotency_key: nil)
+      @client.request('DELETE', item(id), idempotency_key: idempotency_key || SecureRandom.uuid)
+      nil
+    end
+
+    # A new signing secret, answered this once in 'secret'; for 24 hours deliveries are signed with the old one too.
+    def rotate_secret(id, idempotency_key: nil)
+      @client.request('POST', "#{item(id)}/rotate_secret", idempotency_key: idempotency_key || SecureRandom.uuid)
+    end
+
+    # The endpoint's delivery attempts, newest first: {"event_id", "status_code", "duration_ms", "error", "created_at"}.
+    def deliveries(id, **params)
+      @client.request('GET', "#{item(id)}/deliveries", query: params)
+    end
+  end
+
+  class Resource < Pages
+    def initialize(client, path, editable: true, moves: [])
+      super(client, path)
+      @editable, @moves = editable, moves.map(&:to_s)
     end
 
     def create(body, idempotency_key: nil)
@@ -151,10 +252,6 @@ module CrmClient
 
     private
 
-    def item(id)
-      "/#{@path}/#{URI.encode_www_form_component(id)}"
-    end
-
     # Every write carries an Idempotency-Key, the same on each retry: a retried write is applied once.
     def write(method, path, if_match, idempotency_key, body: nil)
       @client.request(method, path, body: body, idempotency_key: idempotency_key || SecureRandom.uuid,
@@ -163,9 +260,75 @@ module CrmClient
     end
   end
 
+  # A webhook request that is not a delivery of the CRM signed with this secret, or too old (or
+  # too far in the future) to accept.
+  class WebhookVerificationError < StandardError; end
+
+  WEBHOOK_TOLERANCE_SECONDS = 5 * 60
+
+  # Verifies a webhook delivery per the Standard Webhooks specification and answers its event.
+  # +body+ is the request body exactly as received (never re-serialized JSON); +headers+ a Hash of
+  # the request's headers, names in any case (a Rack env's HTTP_WEBHOOK_ID too); +secret+ the
+  # endpoint's whsec_... (the prefix is optional). Accepts the delivery when one of the +v1,+
+  # signatures of webhook-signature (two during a rotation) is the HMAC-SHA256 of
+  # "{webhook-id}.{webhook-timestamp}.{body}", compared in constant time, and the timestamp is
+  # within +tolerance+ seconds (5 minutes) of now, either way; otherwise raises
+  # WebhookVerificationError.
+  def self.verify_webhook(body, headers, secret, tolerance: WEBHOOK_TOLERANCE_SECONDS, now: Time.now)
+    raise TypeError, 'verify_webhook needs the raw request body (a String), not parsed JSON' unless body.is_a?(String)
+
+    key = begin
+      secret.delete_prefix('whsec_').unpack1('m0') # strict base64
+    rescue ArgumentError
+      ''
+    end
+    raise ArgumentError, "The webhook secret must be the endpoint's whsec_... secret (base64 after whsec_)" if key.empty?
+
+    id, timestamp, signatures = %w[webhook-id webhook-timestamp webhook-signature].map { |name| webhook_header(headers, name) }
+    raise WebhookVerificationError, 'Missing webhook-id, webhook-timestamp or webhook-signature header' if [id, timestamp, signatures].any? { |v| v.nil? || v.empty? }
+
+    timestamp = timestamp.strip
+    raise WebhookVerificationError, 'Invalid webhook-timestamp header' unless timestamp.match?(/\A\d{1,15}\z/)
+
+    age = now.to_i - timestamp.to_i
+    raise WebhookVerificationError, 'The webhook timestamp is too old' if age > tolerance
+    raise WebhookVerificationError, 'The webhook timestamp is too far in the future' if age < -tolerance
+
+    expected = OpenSSL::HMAC.digest('SHA256', key, "#{id}.#{timestamp}.".b + body.b)
+    valid = false
+    signatures.split.each do |entry|
+      version, encoded = entry.split(',', 2)
+      next unless version == 'v1' && encoded
+
+      candidate = begin
+        encoded.unpack1('m0')
+      rescue ArgumentError
+        next
+      end
+      valid = true if OpenSSL.secure_compare(candidate, expected) # constant time (over digests of both)
+    end
+    raise WebhookVerificationError, 'No webhook signature matches: wrong secret, or the body was altered' unless valid
+
+    begin
+      JSON.parse(body)
+    rescue JSON::ParserError
+      raise WebhookVerificationError, 'The webhook body is not JSON'
+    end
+  end
+
+  def self.webhook_header(headers, name)
+    headers.each do |key, value|
+      next unless [name, "http-#{name}"].include?(key.to_s.downcase.tr('_', '-'))
+
+      return value.is_a?(Array) ? value.join(' ') : value.to_s
+    end
+    nil
+  end
+  private_class_method :webhook_header
+
   # client = CrmClient::Client.new(api_key: 'svc_live_...', base_url: 'http://localhost:3000/v1')
   class Client
-    attr_reader :customers, :jobs, :emails, :invoices, :estimates, :proposals
+    attr_reader :customers, :jobs, :emails, :invoices, :estimates, :proposals, :events, :webhook_endpoints
 
     def initialize(api_key: ENV['CRM_API_KEY'], base_url: ENV['CRM_BASE_URL'] || 'http://localhost:3000/v1', timeout: 30, max_retries: 3)
       raise ArgumentError, 'An API key is required: pass api_key or set CRM_API_KEY.' if api_key.nil? || api_key.empty?
@@ -177,6 +340,8 @@ module CrmClient
       @invoices = Resource.new(self, 'invoices', moves: %w[send pay])
       @estimates = Resource.new(self, 'estimates', moves: %w[send accept decline])
       @proposals = Resource.new(self, 'proposals', moves: %w[send accept decline])
+      @events = Events.new(self)
+      @webhook_endpoints = WebhookEndpoints.new(self)
     end
 
     # One HTTP exchange; raises on network failure.

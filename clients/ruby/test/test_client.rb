@@ -1,5 +1,6 @@
 # Runs against a real server: CRM_BASE_URL, CRM_API_KEY, CRM_READONLY_KEY, CRM_LIMITED_BASE_URL, CRM_LIMITED_KEY.
 require 'minitest/autorun'
+require 'socket'
 require_relative '../lib/crm_client'
 
 class ClientTest < Minitest::Test
@@ -150,6 +151,7 @@ class ClientTest < Minitest::Test
   def test_sync_then_resume_from_the_cursor
     kept = @crm.customers.create({ name: 'Rb Sync kept' })
     gone = @crm.customers.create({ name: 'Rb Sync gone' })
+    @crm.customers.create({ name: 'Rb Sync third' }) # more than a page of 2, even when this test runs first (minitest's order is random)
     first = @crm.customers.sync(limit: 2)
     seen = first.to_a
     assert_operator seen.size, :>, 2 # more than one page was followed
@@ -178,15 +180,214 @@ class ClientTest < Minitest::Test
       _, name, id, action = path.split('/')
       resource = @crm.public_send(name)
       methods.each_key do |method|
-        operation = case method
-                    when 'get' then id ? :get : :list
-                    when 'post' then id.nil? ? :create : (action == 'restore' ? :restore : :transition)
-                    else { 'patch' => :update, 'delete' => :delete }.fetch(method)
+        operation = if action && (action == 'restore' || !resource.respond_to?(:transition))
+                      action.to_sym # events.resend, webhook_endpoints.rotate_secret and .deliveries
+                    else
+                      case method
+                      when 'get' then id ? :get : :list
+                      when 'post' then id.nil? ? :create : :transition
+                      else { 'patch' => :update, 'delete' => :delete }.fetch(method)
+                      end
                     end
         assert resource.respond_to?(operation), "#{method} #{path}"
-        assert resource.instance_variable_get(:@editable), "#{method} #{path}" if operation == :update
+        assert resource.instance_variable_get(:@editable), "#{method} #{path}" if operation == :update && resource.is_a?(CrmClient::Resource)
         assert_includes resource.instance_variable_get(:@moves), action, "#{method} #{path}" if operation == :transition
+        next unless action && !%i[restore transition].include?(operation)
+
+        # The method calls this route: an unknown record is NotFound (not a missing route).
+        missing = name == 'events' ? "evt_#{'0' * 32}" : '00000000-0000-4000-8000-000000000000'
+        assert_raises(CrmClient::NotFound, "#{method} #{path}") { resource.public_send(operation, missing) }
       end
     end
+  end
+
+  def test_events_list_get_each_and_catch_up
+    customer = @crm.customers.create({ name: 'Rb Evented' })
+    @crm.customers.update(customer['id'], { name: 'Rb Evented twice' })
+    updated, created = @crm.events.list(limit: 2)['data']
+    assert_equal %w[customer.updated customer.created], [updated['type'], created['type']]
+    assert_match(/\Aevt_[0-9a-f]{32}\z/, updated['id'])
+    assert_equal 'Rb Evented twice', updated['data']['object']['name']
+    assert_equal({ 'name' => 'Rb Evented' }, updated['data']['previous_attributes'])
+    assert_equal created, @crm.events.get(created['id'])
+    assert_raises(CrmClient::NotFound) { @crm.events.get("evt_#{'0' * 32}") }
+    types = @crm.events.each(type: 'customer.created', limit: 2).map { |e| e['type'] }
+    assert_equal @crm.events.list(type: 'customer.created')['pagination']['total'], types.size
+    assert_equal ['customer.created'], types.uniq
+
+    since = @crm.events.since(created['id'], limit: 1)
+    assert_equal [updated['id']], since.map { |e| e['id'] }
+    assert_kind_of String, since.cursor
+    later = @crm.customers.create({ name: 'Rb Evented later' })
+    last = @crm.customers.create({ name: 'Rb Evented last' })
+    resumed = @crm.events.since(cursor: since.cursor, limit: 1)
+    assert_equal [['customer.created', later['id']], ['customer.created', last['id']]], resumed.map { |e| [e['type'], e['data']['object']['id']] }
+    assert_empty resumed.to_a # iterating again: nothing since
+    assert_equal [updated['id']], @crm.events.since(created['id'], type: 'customer.updated').map { |e| e['id'] }
+    assert_raises(ArgumentError) { @crm.events.since }
+    assert_raises(CrmClient::BadRequest) { @crm.events.list(after: "evt_#{'0' * 32}") }
+  end
+
+  # A webhook receiver on a TCPServer: records each request's headers (names lower-cased) and exact body.
+  def start_receiver
+    server = TCPServer.new('127.0.0.1', 0)
+    received = Queue.new
+    thread = Thread.new do
+      loop do
+        socket = server.accept
+        headers = {}
+        socket.gets # the request line
+        while (line = socket.gets) && line != "\r\n"
+          name, value = line.split(':', 2)
+          headers[name.downcase] = value.strip
+        end
+        body = socket.read(headers['content-length'].to_i)
+        socket.write("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+        socket.close
+        received << [headers, body]
+      end
+    rescue IOError, SystemCallError
+      nil # closed
+    end
+    [server, thread, received]
+  end
+
+  def test_real_webhook_deliveries_verify_with_the_endpoint_secret
+    server, thread, queue = start_receiver
+    received = []
+    deliveries_of = lambda do |record_id, count = 1|
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 20
+      loop do
+        found = received.select { |_h, body| JSON.parse(body)['data']['object']['id'] == record_id }
+        return found if found.size >= count
+
+        flunk "no delivery for #{record_id}" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+        queue.empty? ? sleep(0.05) : received << queue.pop
+      end
+    end
+    hooks = @crm.webhook_endpoints
+    endpoint = hooks.create({ url: "http://127.0.0.1:#{server.addr[1]}/hook", description: 'Ruby receiver', event_types: ['customer.created'] })
+    begin
+      assert_match(/\Awhsec_/, endpoint['secret'])
+      assert_equal [['customer.created'], true], endpoint.values_at('event_types', 'enabled')
+      refute hooks.get(endpoint['id']).key?('secret')
+      assert_includes hooks.list['data'].map { |e| e['id'] }, endpoint['id']
+      assert_includes hooks.each.map { |e| e['id'] }, endpoint['id']
+
+      customer = @crm.customers.create({ name: 'Rb Hooked' })
+      headers, body = deliveries_of.call(customer['id']).first
+      event = CrmClient.verify_webhook(body, headers, endpoint['secret'])
+      assert_equal ['customer.created', customer], [event['type'], event['data']['object']]
+      assert_equal event['id'], headers['webhook-id']
+      assert_equal event, @crm.events.get(event['id'])
+      rack_env = headers.to_h { |name, value| ["HTTP_#{name.upcase.tr('-', '_')}", value] }
+      assert_equal event['id'], CrmClient.verify_webhook(body, rack_env, endpoint['secret'].delete_prefix('whsec_'))['id']
+      other = hooks.create({ url: 'http://127.0.0.1:9/never', enabled: false })
+      assert_raises(CrmClient::WebhookVerificationError) { CrmClient.verify_webhook(body, headers, other['secret']) }
+      assert_nil hooks.delete(other['id'])
+      assert_raises(CrmClient::NotFound) { hooks.get(other['id']) }
+
+      # Resent by hand: the same event (the same webhook-id) arrives again.
+      assert_equal event['id'], @crm.events.resend(event['id'], endpoint['id'])['id']
+      again_headers, again_body = deliveries_of.call(customer['id'], 2)[1]
+      assert_equal event['id'], CrmClient.verify_webhook(again_body, again_headers, endpoint['secret'])['id']
+
+      # After a rotation, deliveries carry two signatures: the new secret and the old one verify.
+      rotated = hooks.rotate_secret(endpoint['id'])
+      refute_equal endpoint['secret'], rotated['secret']
+      later = @crm.customers.create({ name: 'Rb Hooked after rotation' })
+      headers, body = deliveries_of.call(later['id']).first
+      assert_equal 2, headers['webhook-signature'].split.size
+      assert_equal later, CrmClient.verify_webhook(body, headers, rotated['secret'])['data']['object']
+      assert_equal later, CrmClient.verify_webhook(body, headers, endpoint['secret'])['data']['object']
+
+      changed = hooks.update(endpoint['id'], { description: nil, event_types: [] })
+      assert_equal [nil, []], changed.values_at('description', 'event_types')
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+      log = hooks.deliveries(endpoint['id'], limit: 100)['data']
+      log = hooks.deliveries(endpoint['id'], limit: 100)['data'] while log.size < 3 && Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+      assert_equal 2, log.count { |a| a['event_id'] == event['id'] }
+      assert_equal [204, nil], log.first.values_at('status_code', 'error')
+    ensure
+      hooks.delete(endpoint['id'])
+      server.close
+      thread.join(1)
+    end
+  end
+end
+
+# CrmClient.verify_webhook on fixed vectors: the specification's example, and deliveries signed
+# here with OpenSSL::HMAC.
+class VerifyWebhookTest < Minitest::Test
+  SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+  OTHER = 'whsec_bm90IHRoZSBzZWNyZXQgb2YgdGhpcyBlbmRwb2ludA=='
+  ID = 'evt_0123456789abcdef0123456789abcdef'
+  NOW = Time.at(1_700_000_000)
+  BODY = JSON.generate({ id: ID, type: 'customer.created', created_at: '2023-11-14T22:13:20.000Z', data: { object: { id: 'c1', name: 'Ada' } }, request_id: 'r1' })
+
+  def sign(secret, timestamp = NOW.to_i, body = BODY, id = ID)
+    key = secret.delete_prefix('whsec_').unpack1('m0')
+    "v1,#{[OpenSSL::HMAC.digest('SHA256', key, "#{id}.#{timestamp}.#{body}")].pack('m0')}"
+  end
+
+  def headers(signature, timestamp = NOW.to_i, id = ID)
+    { 'webhook-id' => id, 'webhook-timestamp' => timestamp.to_s, 'webhook-signature' => signature }
+  end
+
+  def verify(body, headers, secret = SECRET, now: NOW)
+    CrmClient.verify_webhook(body, headers, secret, now: now)
+  end
+
+  def test_the_specifications_example
+    example = { 'webhook-id' => 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp' => '1614265330', 'webhook-signature' => 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=' }
+    assert_equal({ 'test' => 2_432_232_314 }, verify('{"test": 2432232314}', example, now: Time.at(1_614_265_330)))
+    assert_raises(CrmClient::WebhookVerificationError) { verify('{"test": 2432232314}', example, now: Time.at(1_614_265_330 + 301)) }
+  end
+
+  def test_valid
+    assert_equal JSON.parse(BODY), verify(BODY, headers(sign(SECRET)))
+    assert_equal ID, verify(BODY, headers(sign(SECRET)), SECRET.delete_prefix('whsec_'))['id']
+    assert_equal ID, verify(BODY, { 'Webhook-Id' => ID, 'WEBHOOK-TIMESTAMP' => NOW.to_i.to_s, 'Webhook-Signature' => [sign(SECRET)] })['id']
+    assert_equal ID, verify(BODY, { 'HTTP_WEBHOOK_ID' => ID, 'HTTP_WEBHOOK_TIMESTAMP' => NOW.to_i.to_s, 'HTTP_WEBHOOK_SIGNATURE' => sign(SECRET) })['id']
+    assert_equal ID, verify(BODY, headers(sign(SECRET)), now: NOW + 299)['id']
+    assert_equal ID, verify(BODY, headers(sign(SECRET)), now: NOW - 299)['id']
+  end
+
+  def test_tampered_body_or_headers
+    [[BODY.sub('Ada', 'Eve'), headers(sign(SECRET))], ["#{BODY} ", headers(sign(SECRET))],
+     [BODY, headers(sign(SECRET), NOW.to_i + 1)], [BODY, headers(sign(SECRET), NOW.to_i, "evt_#{'f' * 32}")]].each do |body, tampered|
+      assert_raises(CrmClient::WebhookVerificationError) { verify(body, tampered) }
+    end
+  end
+
+  def test_wrong_secret
+    assert_raises(CrmClient::WebhookVerificationError) { verify(BODY, headers(sign(SECRET)), OTHER) }
+    assert_raises(CrmClient::WebhookVerificationError) { verify(BODY, headers(sign(OTHER))) }
+  end
+
+  def test_stale_or_future_timestamp
+    [NOW.to_i - 301, NOW.to_i + 301].each do |timestamp|
+      assert_raises(CrmClient::WebhookVerificationError) { verify(BODY, headers(sign(SECRET, timestamp), timestamp)) }
+    end
+    stale = Time.now.to_i - 600 # real time by default
+    error = assert_raises(CrmClient::WebhookVerificationError) { CrmClient.verify_webhook(BODY, headers(sign(SECRET, stale), stale), SECRET) }
+    assert_match(/too old/, error.message)
+  end
+
+  def test_two_signatures_the_second_matching
+    two = "#{sign(OTHER)} #{sign(SECRET)}"
+    assert_equal ID, verify(BODY, headers(two))['id']
+    assert_equal ID, verify(BODY, headers(two), OTHER)['id']
+    mixed = "v2,#{sign(SECRET)[3..]} v1,not*base64 v1 #{sign(SECRET)}"
+    assert_equal ID, verify(BODY, headers(mixed))['id']
+    assert_raises(CrmClient::WebhookVerificationError) { verify(BODY, headers("v2,#{sign(SECRET)[3..]}")) }
+  end
+
+  def test_missing_headers_parsed_body_bad_secret
+    assert_raises(CrmClient::WebhookVerificationError) { verify(BODY, { 'webhook-id' => ID, 'webhook-timestamp' => NOW.to_i.to_s }) }
+    assert_raises(CrmClient::WebhookVerificationError) { verify(BODY, headers(sign(SECRET)).merge('webhook-timestamp' => 'soon')) }
+    assert_raises(TypeError) { verify(JSON.parse(BODY), headers(sign(SECRET))) }
+    assert_raises(ArgumentError) { verify(BODY, headers(sign(SECRET)), 'whsec_') }
+    assert CrmClient::WebhookVerificationError < StandardError
   end
 end
