@@ -48,7 +48,11 @@ function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): G
   for (const part of path) {
     const nullable: GraphQLInputType | undefined = current && getNullableType(current);
     if (typeof part === 'number') current = isListType(nullable) ? (nullable.ofType as GraphQLInputType) : undefined;
-    else current = isInputObjectType(nullable) ? nullable.getFields()[part]?.type : undefined;
+    else {
+      // A single value where a list is expected is coerced as a list of one: its fields are the item's.
+      const object = isListType(nullable) ? getNullableType(nullable.ofType as GraphQLInputType) : nullable;
+      current = isInputObjectType(object) ? object.getFields()[part]?.type : undefined;
+    }
   }
   return current;
 }

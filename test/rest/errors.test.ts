@@ -60,6 +60,16 @@ describe.each(DB_KINDS)('REST errors on %s', (kind) => {
     ]);
   });
 
+  it('a single object where a list of lines is expected names each missing field of the line (found by the fuzz test)', async () => {
+    for (const path of ['/invoices', '/estimates']) {
+      const response = await acme.post(path, { line_items: {} });
+      expect(response.status, path).toBe(400);
+      expect(response.body.errors.map((e: { param: string }) => e.param)).toEqual(
+        expect.arrayContaining(['customer_id', 'currency', 'line_items.description', 'line_items.quantity', 'line_items.unit_amount']),
+      );
+    }
+  });
+
   it.each([
     ['/customers', { name: 42 }],
     ['/jobs', { title: ['x'], customer_id: '00000000-0000-4000-8000-000000000000' }],

