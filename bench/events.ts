@@ -9,23 +9,8 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { BenchData } from './seed.js';
+import type { Row, Server } from './types.js';
 import type { Bench } from './sync.js';
-
-interface Server {
-  name: string;
-  url: string;
-  process: import('node:child_process').ChildProcess;
-}
-
-interface Row {
-  scenario: string;
-  system: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  rssMb: number;
-}
 
 /** One request the receiver got. */
 interface Received {

@@ -9,12 +9,13 @@
 // limit) and PostGraphile (a real peer) on the same database, drives each with autocannon
 // after a warm-up, and writes a table to bench/results/ (JSON and Markdown). Every figure
 // that matters is a ratio measured in the same run.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, seedBenchDataDir, type BenchData } from './seed.js';
+import type { Row, Server } from './types.js';
 import { syncWalk, updatedSince, type Bench } from './sync.js';
 import { startReceiver, webhookBench } from './events.js';
 
@@ -37,12 +38,6 @@ const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:543
 const DURATION = Number(values.duration);
 const WARMUP = Number(values.warmup);
 const CONNECTIONS = Number(values.connections);
-
-interface Server {
-  name: string;
-  url: string;
-  process: ChildProcess;
-}
 
 /**
  * The service as in production: compiled (npm run build), started by the command of
@@ -117,16 +112,6 @@ function rssMb(pid: number): number {
     queue.push(...(children.get(next) ?? []));
   }
   return Math.round(kb / 1024);
-}
-
-interface Row {
-  scenario: string;
-  system: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  rssMb: number;
 }
 
 interface Scenario {

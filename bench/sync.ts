@@ -1,28 +1,12 @@
 // Sync at scale: a client pulling every customer by cursor (deep cursors must cost what the
 // first page costs), the same pages by page number for contrast, and `updated_since` when
 // only a few thousand of many records changed, with the plans PostgreSQL runs for it.
-import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../src/db/connection.js';
 import { tenantClient, type TenantClient } from '../src/db/tenant.js';
 import type { BenchData } from './seed.js';
-
-interface Server {
-  name: string;
-  url: string;
-  process: ChildProcess;
-}
-
-interface Row {
-  scenario: string;
-  system: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  rssMb: number;
-}
+import type { Row, Server } from './types.js';
 
 /** What run.ts lends: its measurement, its rotating keys and ids, its memory probe. */
 export interface Bench {
