@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/db/connection.js';
 import { makeKeys, postLogin } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
 import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
+import { stopUnderLoad } from '../helpers/shutdown-load.js';
 
 const CLUSTER = { WEB_CONCURRENCY: '2' };
 
@@ -154,40 +155,8 @@ describe('graceful shutdown of a cluster under load', () => {
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const server = await startServer({ ...db.env, ...CLUSTER, RATE_LIMIT_MAX: '10000' });
     try {
-      let created = 0;
-      let refused = 0;
-      let sent = 0;
-      let loaded: () => void;
-      const underLoad = new Promise<void>((resolve) => (loaded = resolve));
-      const createOne = async (i: number) => {
-        sent++;
-        try {
-          const response = await fetch(`${server.url}/v1/customers`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ name: `Load ${i}` }),
-          });
-          if (response.status === 201) {
-            if (++created === 40) loaded();
-          } else {
-            expect(response.status).toBe(503); // refused while shutting down, before any write
-            refused++;
-          }
-          await response.arrayBuffer();
-        } catch {
-          refused++; // the connection was refused or closed before an answer
-        }
-      };
-      // 16 clients creating in a loop; SIGTERM once 40 creates have been acknowledged.
-      let stop = false;
-      const clients = Array.from({ length: 16 }, async (_, c) => {
-        for (let i = 0; !stop && i < 1000; i++) await createOne(c * 1000 + i);
-      });
-      await underLoad;
-      server.process.kill('SIGTERM');
-      const exitCode = await server.exited;
-      stop = true;
-      await Promise.all(clients);
+      // Both workers creating; SIGTERM once 40 creates have been acknowledged.
+      const { created, refused, sent, exitCode } = await stopUnderLoad(server, key!, 40);
 
       const client = new pg.Client({ connectionString: db.env.DATABASE_URL });
       await client.connect();
