@@ -255,13 +255,18 @@ function markdown(rows: Row[], extra: string[]): string {
   return [...lines, '', ...extra].join('\n') + '\n';
 }
 
-async function bench() {
-  const customers = Number(values.customers);
+/** Seeds the database `name` with `customers` customers; the bench's keys become its keys. */
+async function seeded(name: string, customers: number): Promise<{ data: BenchData; seedSeconds: string }> {
   console.log(`Seeding ${customers} customers...`);
   const seeding = performance.now();
-  const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers, KEYS);
-  const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
+  const data = await seedBenchDatabase(ADMIN_URL, name, customers, KEYS);
   keys = data.keys;
+  return { data, seedSeconds: ((performance.now() - seeding) / 1000).toFixed(1) };
+}
+
+async function bench() {
+  const customers = Number(values.customers);
+  const { data, seedSeconds } = await seeded('crm_bench', customers);
   const serviceArgs = productionArgs();
   const coldMs = await coldStart(data, serviceArgs);
   const rows: Row[] = [];
@@ -462,11 +467,7 @@ function report(kind: string, rows: Row[], extra: string[]) {
  */
 async function sync() {
   const customers = Number(values.customers);
-  console.log(`Seeding ${customers} customers...`);
-  const seeding = performance.now();
-  const data = await seedBenchDatabase(ADMIN_URL, 'crm_bench', customers, KEYS);
-  const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
-  keys = data.keys;
+  const { data, seedSeconds } = await seeded('crm_bench', customers);
   const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const rows: Row[] = [];
   const extra = [`${customers} customers in the measured organization (seeded in ${seedSeconds} s); ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`];
@@ -488,11 +489,7 @@ async function sync() {
  */
 async function events() {
   const customers = Number(values.customers);
-  console.log(`Seeding ${customers} customers...`);
-  const seeding = performance.now();
-  const data = await seedBenchDatabase(ADMIN_URL, 'crm_events', customers, KEYS);
-  const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
-  keys = data.keys;
+  const { data, seedSeconds } = await seeded('crm_events', customers);
   const loadBefore = loadavg()[0]!.toFixed(1);
   const receiver = await startReceiver();
   // The receiver is local (http://127.0.0.1): the service must be allowed to post there.

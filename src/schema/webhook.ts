@@ -3,9 +3,7 @@
 // rotated), and kept only encrypted. Resending an event queues it again by hand.
 import type { Context } from '../context.js';
 import { apiError, invalidInput } from '../errors.js';
-import { EVENT_TYPES } from '../events/types.js';
-import { resolveAllowed, urlFault } from '../webhooks/address.js';
-import { newSecret } from '../webhooks/secrets.js';
+import { checkEndpointUrl, checkEventTypes, endpointSecret, queueDeliveries } from '../webhooks/endpoints.js';
 import { builder, type Types } from './builder.js';
 import { Event } from './event.js';
 import { named, paginate, pageType } from './pagination.js';
@@ -92,23 +90,9 @@ interface EndpointInput {
 async function checkEndpoint(ctx: Context, input: EndpointInput, creating: boolean): Promise<Record<string, unknown>> {
   const check = new InputCheck(ctx.inputErrors);
   const data: Record<string, unknown> = {};
-  if (input.url !== undefined || creating) {
-    const url = check.text('url', input.url, { max: 2000, required: true });
-    const fault = url ? urlFault(url, ctx.webhooks.policy) : undefined;
-    if (fault) check.fail('url', fault);
-    else if (url) {
-      const resolved = await resolveAllowed(new URL(url).hostname, ctx.webhooks.policy);
-      if ('fault' in resolved) check.fail('url', `is not allowed: ${resolved.fault}`);
-    }
-    data.url = url;
-  }
+  if (input.url !== undefined || creating) data.url = await checkEndpointUrl(check, 'url', input.url, ctx.webhooks.policy);
   if (input.description !== undefined) data.description = check.text('description', input.description, { max: 500 });
-  if (input.eventTypes !== undefined) {
-    const types = [...new Set(input.eventTypes ?? [])];
-    const unknown = types.filter((type) => !EVENT_TYPES.has(type));
-    if (unknown.length > 0) check.fail('eventTypes', `has unknown event types: ${unknown.join(', ')} (known: ${[...EVENT_TYPES].sort().join(', ')})`);
-    data.eventTypes = types;
-  }
+  if (input.eventTypes !== undefined) data.eventTypes = checkEventTypes(check, 'eventTypes', input.eventTypes ?? []);
   if (input.enabled !== undefined && input.enabled !== null) data.enabled = input.enabled;
   if (input.enabled === null) check.fail('enabled', 'must be true or false');
   check.done();
@@ -200,12 +184,11 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const data = await checkEndpoint(ctx, input, true);
-      const plainSecret = newSecret();
-      const secret = (await ctx.webhooks.box()).seal(plainSecret);
+      const secret = await endpointSecret(ctx.webhooks.box);
       const endpoint = await ctx.prisma.webhookEndpoint.create({
-        data: { organizationId: ctx.auth.organizationId, url: data.url as string, description: (data.description as string | null) ?? null, eventTypes: (data.eventTypes as string[]) ?? [], enabled: input.enabled ?? true, secret },
+        data: { organizationId: ctx.auth.organizationId, url: data.url as string, description: (data.description as string | null) ?? null, eventTypes: (data.eventTypes as string[]) ?? [], enabled: input.enabled ?? true, secret: secret.sealed },
       });
-      return { ...endpoint, plainSecret };
+      return { ...endpoint, plainSecret: secret.plain };
     },
   }),
   updateWebhookEndpoint: t.field({
@@ -245,13 +228,12 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
       const endpoint = await endpointOf(ctx, String(id));
-      const plainSecret = newSecret();
-      const box = await ctx.webhooks.box();
+      const secret = await endpointSecret(ctx.webhooks.box);
       const [updated] = await ctx.prisma.webhookEndpoint.updateManyAndReturn({
         where: { id: endpoint.id },
-        data: { secret: box.seal(plainSecret), previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS) },
+        data: { secret: secret.sealed, previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS) },
       });
-      return { ...updated!, plainSecret };
+      return { ...updated!, plainSecret: secret.plain };
     },
   }),
   resendEvent: t.field({
@@ -270,9 +252,7 @@ builder.mutationFields((t) => ({
         where: endpointId ? { id: endpointId } : { enabled: true, OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: event.type } }] },
         select: { id: true },
       });
-      await ctx.prisma.webhookDelivery.createMany({
-        data: endpoints.map((endpoint) => ({ organizationId: ctx.auth.organizationId, endpointId: endpoint.id, eventId: event.id, eventSeq: event.seq, recordId: event.recordId })),
-      });
+      await queueDeliveries(ctx.prisma, ctx.auth.organizationId, endpoints.map((endpoint) => endpoint.id), event);
       ctx.webhooks.wake();
       return event;
     },

@@ -1,8 +1,7 @@
 // The webhooks section of the account page: add an endpoint (its signing secret shown once),
 // list the organization's endpoints with their latest delivery attempts, resend an attempt's
 // event to its endpoint, and disable or enable an endpoint. The checks are the API's own
-// building blocks (schema/webhook.ts): InputCheck's text rules, urlFault and resolveAllowed
-// for the address, EVENT_TYPES for the types, newSecret and the deployment's secret box.
+// rules (webhooks/endpoints.ts): the URL and event-type checks, the sealed secret, the resend.
 // The client here is not tenant-scoped: every query names the session's organization.
 import type { WebhookServices } from '../context.js';
 import type { Response } from '../http/fetch.js';
@@ -10,8 +9,7 @@ import { EVENT_TYPES } from '../events/types.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { InputCheck, isUuid } from '../schema/validation.js';
-import { resolveAllowed, urlFault } from '../webhooks/address.js';
-import { newSecret } from '../webhooks/secrets.js';
+import { checkEndpointUrl, checkEventTypes, endpointSecret, queueDeliveries } from '../webhooks/endpoints.js';
 import { escape } from './html.js';
 import type { SessionUser } from './sessions.js';
 
@@ -164,20 +162,11 @@ async function checkForm(form: URLSearchParams, webhooks: WebhookServices): Prom
   const chosen = form.getAll('event_type');
   const values = { url: form.get('url') ?? '', description: form.get('description') ?? '', types: chosen };
   const check = new InputCheck();
-  const url = check.text('url', values.url, { max: 2000, required: true });
-  // The URL's form is judged once its text passed; its host is looked up once its form did.
-  const fault = url && check.errors.length === 0 ? urlFault(url, webhooks.policy) : undefined;
-  if (fault) check.fail('url', fault);
-  else if (url && check.errors.length === 0) {
-    const resolved = await resolveAllowed(new URL(url).hostname, webhooks.policy);
-    if ('fault' in resolved) check.fail('url', `is not allowed: ${resolved.fault}`);
-  }
+  const url = await checkEndpointUrl(check, 'url', values.url, webhooks.policy);
   const description = check.text('description', values.description, { max: 500 });
   // "all" is the API's empty list; nothing chosen is a mistake, not a wish for everything.
-  const types = chosen.includes('all') ? [] : [...new Set(chosen)];
   if (chosen.length === 0) check.fail('event_types', 'choose at least one event type, or all');
-  const unknown = types.filter((type) => !EVENT_TYPES.has(type));
-  if (unknown.length > 0) check.fail('event_types', `has unknown event types: ${unknown.join(', ')}`);
+  const types = chosen.includes('all') ? [] : checkEventTypes(check, 'event_types', chosen);
   const faults = check.errors.map((e) => `${LABELS[e.param] ?? e.param} ${e.message}.`);
   return faults.length ? { values, faults } : { values, faults, data: { url: url!, description, eventTypes: types } };
 }
@@ -194,8 +183,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         if (!(form instanceof URLSearchParams)) return form;
         const { values, data, faults } = await checkForm(form, webhooks);
         if (!data) return deps.page(user, { error: faults, form: values }, 400);
-        const secret = newSecret();
-        const sealed = (await webhooks.box()).seal(secret);
+        const { plain: secret, sealed } = await endpointSecret(webhooks.box);
         const endpoint = await prisma.webhookEndpoint.create({
           data: { organizationId: user.organizationId, url: data.url, description: data.description, eventTypes: data.eventTypes, enabled: true, secret: sealed },
           select: { id: true },
@@ -237,7 +225,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         const event = await prisma.event.findUnique({ where: { organizationId_id: { organizationId, id: attempt.eventId } }, select: { id: true, seq: true, recordId: true } });
         if (!event) return deps.page(user, { error: 'That event is no longer kept, so it cannot be sent again.' }, 404);
         // As the API's resendEvent does: a new pending delivery of the event to this endpoint.
-        await prisma.webhookDelivery.create({ data: { organizationId, endpointId, eventId: event.id, eventSeq: event.seq, recordId: event.recordId } });
+        await queueDeliveries(prisma, organizationId, [endpointId], event);
         webhooks.wake();
         log.info('webhook event resent', { user_id: user.userId, endpoint_id: endpointId, event_id: event.id });
         return deps.redirect(BACK);
