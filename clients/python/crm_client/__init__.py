@@ -63,26 +63,26 @@ def _entity_tag(version: Union[int, str]) -> str:
     return text if text.startswith(('"', 'W/')) or text == "*" else f'"{text}"'
 
 
-class Sync:
-    """The changes of a resource, oldest first: records as they are now, and for each deleted record a
-    tombstone {"id", "deleted": True, "deleted_at", "version"}. Iterating follows next_cursor until the last
-    page; afterwards `cursor` is where to resume later. It moves only once every item of a page has been
-    consumed, so leaving the loop early resumes at the unfinished page (items may repeat, none is missed).
-    Iterating the same Sync again fetches the changes made since."""
+class _CursorWalk:
+    """Follows next_cursor from a first page until the last; afterwards `cursor` is where to resume
+    later. It moves only once every item of a page has been consumed, so leaving the loop early resumes
+    at the unfinished page (items may repeat, none is missed). Iterating again fetches what came since."""
 
-    def __init__(self, resource: "_Resource", cursor: Optional[str], updated_since: Any, limit: int):
-        self._resource = resource
+    cursor: Optional[str]
+
+    def __init__(self, collection: Any, cursor: Optional[str], limit: int):
+        self._collection = collection
         self.cursor = cursor
-        self._updated_since = updated_since.isoformat() if hasattr(updated_since, "isoformat") else updated_since
         self._limit = limit
+
+    def _first_query(self) -> Dict[str, Any]:
+        raise NotImplementedError
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
         while True:
-            if self.cursor:
-                # A cursor embeds its list's filters.
-                result = self._resource.list(cursor=self.cursor, limit=self._limit)
-            else:
-                result = self._resource.list(include_deleted="true", updated_since=self._updated_since, limit=self._limit)
+            # A cursor embeds its list's filters.
+            query = {"cursor": self.cursor} if self.cursor else self._first_query()
+            result = self._collection.list(**query, limit=self._limit)
             yield from result["data"]
             pagination = result["pagination"]
             if pagination.get("next_cursor"):
@@ -91,35 +91,31 @@ class Sync:
                 return
 
 
-class EventSync:
-    """Catching up on the event log: the events committed after an event, oldest first. Iterating
-    follows next_cursor until the last page; afterwards `cursor` is where to resume later (it is
-    never None once a page was read). It moves only once every event of a page has been consumed,
-    so leaving the loop early resumes at the unfinished page (events may repeat, none is missed).
-    Iterating the same EventSync again yields the events committed since."""
+class Sync(_CursorWalk):
+    """The changes of a resource, oldest first: records as they are now, and for each deleted record a
+    tombstone {"id", "deleted": True, "deleted_at", "version"} (see _CursorWalk for cursor and resuming)."""
+
+    def __init__(self, resource: "_Resource", cursor: Optional[str], updated_since: Any, limit: int):
+        super().__init__(resource, cursor, limit)
+        self._updated_since = updated_since.isoformat() if hasattr(updated_since, "isoformat") else updated_since
+
+    def _first_query(self) -> Dict[str, Any]:
+        return {"include_deleted": "true", "updated_since": self._updated_since}
+
+
+class EventSync(_CursorWalk):
+    """Catching up on the event log: the events committed after an event, oldest first (see _CursorWalk;
+    `cursor` is never None once a page was read)."""
 
     def __init__(self, events: "_Events", event_id: Optional[str], cursor: Optional[str], type: Optional[str], limit: int):
         if not event_id and not cursor:
             raise ValueError("events.since needs an event id, or the cursor of an earlier catch-up")
-        self._events = events
+        super().__init__(events, cursor, limit)
         self._event_id = event_id
-        self.cursor = cursor
         self._type = type
-        self._limit = limit
 
-    def __iter__(self) -> Iterator[Dict[str, Any]]:
-        while True:
-            if self.cursor:
-                # The cursor embeds the event and the type.
-                result = self._events.list(cursor=self.cursor, limit=self._limit)
-            else:
-                result = self._events.list(after=self._event_id, type=self._type, limit=self._limit)
-            yield from result["data"]
-            pagination = result["pagination"]
-            if pagination.get("next_cursor"):
-                self.cursor = pagination["next_cursor"]
-            if not pagination.get("has_more") or not pagination.get("next_cursor"):
-                return
+    def _first_query(self) -> Dict[str, Any]:
+        return {"after": self._event_id, "type": self._type}
 
 
 class _Pages:

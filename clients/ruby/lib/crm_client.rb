@@ -53,22 +53,19 @@ module CrmClient
   # until the last page; afterwards +cursor+ is where to resume later. It moves only once every
   # item of a page has been yielded, so leaving the loop early resumes at the unfinished page
   # (items may repeat, none is missed). Iterating again yields the changes made since.
-  class Sync
+  # Follows next_cursor from a first page until the last; +cursor+ then is where to resume. It
+  # moves only once a page was yielded whole (leaving early repeats items, never skips one).
+  module CursorWalk
     include Enumerable
     attr_reader :cursor
-
-    def initialize(resource, cursor, updated_since, limit)
-      @resource, @cursor, @limit = resource, cursor, limit
-      @updated_since = updated_since.respond_to?(:iso8601) ? updated_since.iso8601 : updated_since
-    end
 
     def each
       return enum_for(:each) unless block_given?
 
       loop do
         # A cursor embeds its list's filters.
-        result = @cursor ? @resource.list(cursor: @cursor, limit: @limit) : @resource.list(include_deleted: 'true', updated_since: @updated_since, limit: @limit)
-        result['data'].each { |record| yield record }
+        result = collection.list(**(@cursor ? { cursor: @cursor } : first_query), limit: @limit)
+        result['data'].each { |item| yield item }
         pagination = result['pagination']
         @cursor = pagination['next_cursor'] if pagination['next_cursor']
         break unless pagination['has_more'] && pagination['next_cursor']
@@ -77,14 +74,27 @@ module CrmClient
     end
   end
 
+  class Sync
+    include CursorWalk
+
+    def initialize(resource, cursor, updated_since, limit)
+      @resource, @cursor, @limit = resource, cursor, limit
+      @updated_since = updated_since.respond_to?(:iso8601) ? updated_since.iso8601 : updated_since
+    end
+
+    private
+
+    def collection = @resource
+    def first_query = { include_deleted: 'true', updated_since: @updated_since }
+  end
+
   # Catching up on the event log: the events committed after an event, oldest first. +each+
   # follows next_cursor until the last page; afterwards +cursor+ is where to resume later. It
   # moves only once every event of a page has been yielded, so leaving the loop early resumes at
   # the unfinished page (events may repeat, none is missed). Iterating again yields the events
   # committed since.
   class EventSync
-    include Enumerable
-    attr_reader :cursor
+    include CursorWalk
 
     def initialize(events, event_id, cursor, type, limit)
       raise ArgumentError, 'events.since needs an event id, or the cursor: of an earlier catch-up' if event_id.nil? && cursor.nil?
@@ -92,19 +102,10 @@ module CrmClient
       @events, @event_id, @cursor, @type, @limit = events, event_id, cursor, type, limit
     end
 
-    def each
-      return enum_for(:each) unless block_given?
+    private
 
-      loop do
-        # The cursor embeds the event and the type.
-        result = @cursor ? @events.list(cursor: @cursor, limit: @limit) : @events.list(after: @event_id, type: @type, limit: @limit)
-        result['data'].each { |event| yield event }
-        pagination = result['pagination']
-        @cursor = pagination['next_cursor'] if pagination['next_cursor']
-        break unless pagination['has_more'] && pagination['next_cursor']
-      end
-      self
-    end
+    def collection = @events
+    def first_query = { after: @event_id, type: @type }
   end
 
   # list, get and each of a collection.
