@@ -3,6 +3,7 @@
 // npm run bench -- limiter
 // npm run bench -- sync [--customers 1000000]
 // npm run bench -- events [--customers 100000 --burst 2000 --sequential 200 --rounds 2 --pool-size N]
+// npm run bench -- profile [--scenario rest-list|graphql-list|nested --customers 100000]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -10,7 +11,7 @@
 // after a warm-up, and writes a table to bench/results/ (JSON and Markdown). Every figure
 // that matters is a ratio measured in the same run.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -18,6 +19,7 @@ import { seedBenchDatabase, seedBenchDataDir, type BenchData } from './seed.js';
 import type { Row, Server } from './types.js';
 import { syncWalk, updatedSince, type Bench } from './sync.js';
 import { startReceiver, webhookBench } from './events.js';
+import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -32,6 +34,7 @@ const { values, positionals } = parseArgs({
     sequential: { type: 'string', default: '200' },
     rounds: { type: 'string', default: '2' },
     'pool-size': { type: 'string' },
+    scenario: { type: 'string', default: 'rest-list' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -123,6 +126,15 @@ interface Scenario {
   /** Record ids the requests go to in turn: `{id}` in `path` takes the next one. */
   ids?: string[];
 }
+
+const LIST_QUERY = '{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }';
+const NESTED_QUERY = '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }';
+const NESTED = 'graphql nested (20 customers, jobs, invoices)';
+const PROFILED: Record<string, Scenario> = {
+  'rest-list': { path: '/v1/customers?limit=20' },
+  'graphql-list': { path: '/graphql', method: 'POST', body: JSON.stringify({ query: LIST_QUERY }) },
+  nested: { path: '/graphql', method: 'POST', body: JSON.stringify({ query: NESTED_QUERY }) },
+};
 
 // The service runs with its default rate limit (600 requests per key per minute), as in
 // production: the load comes from many keys, each within its allowance, rather than from
@@ -241,18 +253,44 @@ function markdown(rows: Row[], extra: string[]): string {
   // The service's rows against the reference run as as many processes.
   const limitOf = (system: string) => (system === 'service' ? 'node:http + pg' : system === `service, ${CLUSTER_PROCESSES} workers` ? `node:http + pg, ${CLUSTER_PROCESSES} processes` : undefined);
   const limit = (scenario: string, system: string) => rows.find((r) => r.system === limitOf(system) && r.scenario === scenario);
-  const peer = rows.find((r) => r.system.startsWith('PostGraphile'));
+  const peer = (scenario: string) => rows.find((r) => r.system.startsWith('PostGraphile') && r.scenario === scenario);
   const lines = [
     '| scenario | system | req/s | p50 ms | p99 ms | errors | RSS MB | vs limit | vs peer |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const l = limit(r.scenario.replace(/^graphql /, 'REST '), r.system);
       const vsLimit = l ? (r.rps / l.rps).toFixed(2) : '';
-      const vsPeer = r.system === 'service' && peer && /list limit=20$/.test(r.scenario) ? (r.rps / peer.rps).toFixed(2) : '';
+      const p = r.system === 'service' ? peer(r.scenario) : undefined;
+      const vsPeer = p ? (r.rps / p.rps).toFixed(2) : '';
       return `| ${r.scenario} | ${r.system} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${vsLimit} | ${vsPeer} |`;
     }),
   ];
-  return [...lines, '', ...extra].join('\n') + '\n';
+  return [...lines, '', ...targets(rows), '', ...extra].join('\n') + '\n';
+}
+
+/** The round's targets (issue #18), each as measured in this run. */
+function targets(rows: Row[]): string[] {
+  const find = (scenario: string, system: string) => rows.find((r) => r.scenario === scenario && r.system === system);
+  const service = find('REST list limit=20', 'service');
+  const limit = find('REST list limit=20', 'node:http + pg');
+  const graphql = find('graphql list limit=20', 'service');
+  const nested = find(NESTED, 'service');
+  const peerNested = rows.find((r) => r.scenario === NESTED && r.system.startsWith('PostGraphile'));
+  const rss = Math.max(...rows.filter((r) => r.system === 'service').map((r) => r.rssMb));
+  const ratio = (a?: Row, b?: Row, of: (r: Row) => number = (r) => r.rps) => (a && b ? of(a) / of(b) : NaN);
+  const checks: Array<[string, number, (value: number) => boolean, string]> = [
+    ['REST list limit=20: req/s vs the node:http + pg limit', ratio(service, limit), (v) => v >= 0.5, '>= 0.50'],
+    ['GraphQL list limit=20: req/s vs the same limit', ratio(graphql, limit), (v) => v >= 0.35, '>= 0.35'],
+    ['GraphQL nested: req/s vs PostGraphile on the same nested query', ratio(nested, peerNested), (v) => v >= 2, '>= 2.00'],
+    [`REST list limit=20: p99 vs the limit's p99 (${CONNECTIONS} connections)`, ratio(service, limit, (r) => r.p99), (v) => v <= 2, '<= 2.00'],
+    ['Peak RSS of the service (one process, every row on PostgreSQL), MB', rss, (v) => v < 250, '< 250'],
+  ];
+  return [
+    '| target | measured | goal | met |',
+    '|---|---|---|---|',
+    ...checks.map(([name, value, met, goal]) => `| ${name} | ${Number.isNaN(value) ? 'not measured' : name.endsWith('MB') ? String(value) : value.toFixed(2)} | ${goal} | ${Number.isNaN(value) ? '' : met(value) ? 'yes' : 'no'} |`),
+    'The rate limiter\'s targets have their own table: `npm run bench -- limiter`.',
+  ];
 }
 
 /** Seeds the database `name` with `customers` customers; the bench's keys become its keys. */
@@ -274,7 +312,6 @@ async function bench() {
   // One process for the rows below (WEB_CONCURRENCY defaults to the cores); two further down.
   const service = await start('service', serviceArgs, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const reference = await start('node:http + pg', typescript('bench/reference-server.ts'), { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
-  const listQuery = '{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }';
   try {
     for (const [name, path] of [
       ['REST list limit=20', '/v1/customers?limit=20'],
@@ -310,14 +347,8 @@ async function bench() {
       extra.push(...recent.notes);
     }
     rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid' }));
-    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: listQuery }) }));
-    rows.push(
-      await measure('graphql nested (20 customers, jobs, invoices)', service, {
-        path: '/graphql',
-        method: 'POST',
-        body: JSON.stringify({ query: '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }' }),
-      }),
-    );
+    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: LIST_QUERY }) }));
+    rows.push(await measure(NESTED, service, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: NESTED_QUERY }) }));
   } finally {
     service.process.kill('SIGTERM');
     reference.process.kill('SIGTERM');
@@ -352,6 +383,13 @@ async function bench() {
     const peerQuery = `{ allCustomers(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { organizationId: "${data.organizationId}" }) { nodes { id name email phone createdAt updatedAt } totalCount } }`;
     try {
       rows.push(await measure('graphql list limit=20', peer, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: peerQuery }) }));
+      // The nested query in PostGraphile's words: the same records, orders and limits.
+      const newest = 'first: 5, orderBy: [CREATED_AT_DESC, ID_DESC]';
+      const peerNested =
+        `{ allCustomers(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { organizationId: "${data.organizationId}" }) { nodes { name ` +
+        `jobsByOrganizationIdAndCustomerId(${newest}) { nodes { title status } } ` +
+        `invoicesByOrganizationIdAndCustomerId(${newest}) { nodes { number totalAmount invoiceLineItemsByOrganizationIdAndInvoiceId(orderBy: POSITION_ASC) { nodes { amount } } } } } } }`;
+      rows.push(await measure(NESTED, peer, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: peerNested }) }));
     } finally {
       peer.process.kill('SIGTERM');
     }
@@ -514,6 +552,42 @@ async function events() {
   report(values['pool-size'] ? `events-pool${values['pool-size']}` : 'events', rows, extra);
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events };
+/**
+ * Where one scenario's time and memory go: the service as in production under the bench's
+ * load, with V8's CPU profiler and heap sampling on, read into tables of self time and
+ * sampled allocations by function and by owner (bench/profile.ts).
+ */
+async function profile() {
+  const name = values.scenario!;
+  const scenario = PROFILED[name];
+  if (!scenario) throw new Error(`--scenario must be one of ${Object.keys(PROFILED).join(', ')}`);
+  const { data } = await seeded('crm_bench', Number(values.customers));
+  const dir = `bench/results/profile-${name}`;
+  rmSync(dir, { recursive: true, force: true });
+  const flags = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--heap-prof', `--heap-prof-dir=${dir}`];
+  const service = await start('service', [...flags, ...productionArgs()], { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
+  const row = await measure(name, service, scenario);
+  const exited = new Promise((resolve) => service.process.once('exit', resolve));
+  service.process.kill('SIGTERM');
+  await exited;
+  const cpu = cpuShares(profileIn(dir, '.cpuprofile') as Parameters<typeof cpuShares>[0]);
+  const heap = heapShares(profileIn(dir, '.heapprofile') as Parameters<typeof heapShares>[0]);
+  const md = [
+    `Profile of ${name} (${scenario.method ?? 'GET'} ${scenario.path}): ${row.rps} req/s, p99 ${row.p99} ms, RSS ${row.rssMb} MB under the profiler; ` +
+      `${cpu.samples} CPU samples over the whole life of the process (start, warm-up, ${DURATION} s measured, shutdown); Node ${process.version}.`,
+    '',
+    ...shareTable('self time by owner', cpu.owners),
+    '',
+    ...shareTable('self time by function', cpu.functions),
+    '',
+    ...shareTable('sampled allocations by owner', heap.owners),
+    '',
+    ...shareTable('sampled allocations by function', heap.functions),
+  ].join('\n');
+  writeFileSync(`bench/results/profile-${name}-latest.md`, md + '\n');
+  console.log('\n' + md);
+}
+
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);

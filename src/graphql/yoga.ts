@@ -76,6 +76,9 @@ export function createGraphQL({ log, rateLimiter, tenants, webhooks, events }: {
     graphqlEndpoint: '/graphql',
     logging: false,
     landingPage: false,
+    // CORS is the server's (http/cors.ts), for REST and GraphQL alike. yoga's own default
+    // reflected any origin with credentials allowed on /graphql, whatever CORS_ORIGINS said.
+    cors: false,
     // The bundled GraphiQL works without access to a CDN; it is large, so it is loaded on
     // the first visit rather than at start.
     renderGraphiQL: async (options) => withSchemaRefetch((await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options)),

@@ -95,4 +95,18 @@ describe('CORS_ORIGINS', () => {
     expect(other.status).toBe(200);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
+
+  it('applies the same rule to GraphQL, never with credentials (yoga adds no CORS headers of its own)', async () => {
+    const query = (origin: string) =>
+      call(`${api.url}/graphql`, { method: 'POST', key: api.keys.web, headers: { origin }, json: { query: '{ customerCount }' } });
+    const listed = await query('https://app.example.com');
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(listed.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(listed.headers.get('vary')).toBe('Origin');
+    const other = await query('https://evil.example');
+    expect(other.status).toBe(200);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expect(other.headers.get('access-control-allow-credentials')).toBeNull();
+  });
 });
