@@ -45,10 +45,6 @@ export const builder = new SchemaBuilder<Types>({
       );
     },
   },
-  // Record types are declared in select mode (`select: { id: true }`): a query reads the
-  // columns its GraphQL selection needs, not whole rows. Prisma's cost per row grows with
-  // every column it parses and maps (timestamps most), and whole rows made a nested query
-  // read 10 to 15 columns per record to show two.
   prisma: {
     // Each request carries its own organization-bound client (see db/tenant.ts).
     client: (ctx) => ctx.prisma,

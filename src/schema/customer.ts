@@ -6,8 +6,6 @@ import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
 
 export const Customer = builder.prismaObject('Customer', {
-  // Select mode: a query reads only the columns its selection needs (see builder.ts).
-  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

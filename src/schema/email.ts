@@ -6,8 +6,6 @@ import { writing } from './changes.js';
 import { InputCheck } from './validation.js';
 
 export const Email = builder.prismaObject('Email', {
-  // Select mode: a query reads only the columns its selection needs (see builder.ts).
-  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     customerId: t.exposeID('customerId'),

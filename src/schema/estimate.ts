@@ -5,8 +5,6 @@ import { defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
 
 export const Estimate = builder.prismaObject('Estimate', {
-  // Select mode: a query reads only the columns its selection needs (see builder.ts).
-  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     number: t.exposeString('number', { description: 'EST-000001, ...: sequential per organization.' }),

@@ -6,8 +6,6 @@ import { defineResource } from './resource.js';
 import type { Move } from './transitions.js';
 
 export const Invoice = builder.prismaObject('Invoice', {
-  // Select mode: a query reads only the columns its selection needs (see builder.ts).
-  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     number: t.exposeString('number', { description: 'INV-000001, ...: sequential per organization.' }),

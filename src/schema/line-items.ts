@@ -14,7 +14,6 @@ const MAX_LINE_ITEMS = 100;
 for (const model of ['InvoiceLineItem', 'EstimateLineItem'] as const) {
   builder.prismaObject(model, {
     description: 'One line: quantity × unit_amount = amount, in minor units of the currency.',
-    select: {},
     fields: (t) => ({
       description: t.exposeString('description'),
       quantity: t.exposeInt('quantity'),

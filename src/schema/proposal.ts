@@ -7,8 +7,6 @@ import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
 
 export const Proposal = builder.prismaObject('Proposal', {
-  // Select mode: a query reads only the columns its selection needs (see builder.ts).
-  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     customerId: t.exposeID('customerId'),
