@@ -2,6 +2,7 @@
 // two orders (newest first; change order for a sync), and the `{ data, pagination }` page
 // type every list answers.
 import type { ObjectRef } from '@pothos/core';
+import { Kind, type GraphQLResolveInfo } from 'graphql';
 import { invalidInput, type FieldError } from '../errors.js';
 import type { Context } from '../context.js';
 import { builder, type Types } from './builder.js';
@@ -36,7 +37,17 @@ export const PaginationRef = builder.objectRef<Pagination>('Pagination').impleme
 
 export interface Page<T> {
   data: T[];
-  pagination: Pagination;
+  /** Absent when the selection does not ask for it (see asksForPagination). */
+  pagination?: Pagination;
+}
+
+/**
+ * Whether a list field's selection asks for its `pagination`: a GraphQL client that only
+ * wants records (a nested query, say) spares the count behind `total`. Fragments are
+ * assumed to ask for it.
+ */
+export function asksForPagination(info: GraphQLResolveInfo): boolean {
+  return info.fieldNodes.some((node) => node.selectionSet?.selections.some((s) => s.kind !== Kind.FIELD || s.name.value === 'pagination') ?? true);
 }
 
 type PageArgs = { page?: number | null; limit?: number | null; cursor?: string | null; updatedSince?: Date | null; includeDeleted?: boolean | null };
@@ -99,7 +110,7 @@ export function named(values: Record<string, unknown>): Filters {
  * maintained counts cover (`counted`), the total is read from them instead of counting rows,
  * which at 100,000 rows costs more than the page itself.
  */
-export async function paginate<T>(model: Listable<T>, list: ListRequest, args: PageArgs, query: object): Promise<Page<T>> {
+export async function paginate<T>(model: Listable<T>, list: ListRequest, args: PageArgs, query: object, paged = true): Promise<Page<T>> {
   const given = named({ ...list.filters, updatedSince: args.updatedSince?.toISOString(), includeDeleted: args.includeDeleted || undefined });
   const cursor = args.cursor == null ? undefined : readCursor(args.cursor, list, given);
   if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
@@ -127,10 +138,11 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
       skip: cursor ? 0 : skip,
       take: limit + 1,
     }),
-    carried ?? (counted ? counted() : model.count({ where: matching })),
+    paged ? (carried ?? (counted ? counted() : model.count({ where: matching }))) : 0,
   ]);
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
+  if (!paged) return { data };
   const last = data.at(-1) as Keyed | undefined;
   let nextCursor: string | null = null;
   if (order === 'changes') {
@@ -182,7 +194,8 @@ export function pageType<Shape>(name: string, itemType: ObjectRef<PothosSchemaTy
     description: `One page of ${name} records, newest first.`,
     fields: (t) => ({
       data: t.field({ type: [itemType], resolve: (page) => page.data }),
-      pagination: t.field({ type: PaginationRef, resolve: (page) => page.pagination }),
+      // Only resolved when selected, and then paginate() was asked for it.
+      pagination: t.field({ type: PaginationRef, resolve: (page) => page.pagination! }),
     }),
   });
 }

@@ -11,7 +11,7 @@ import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { builder, type Types } from './builder.js';
 import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, type ResourceType } from './changes.js';
 import type { Filters } from './cursor.js';
-import { named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
+import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter } from './references.js';
 import type { Move } from './transitions.js';
 import { isUuid } from './validation.js';
@@ -117,7 +117,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
         // The maintained counts cover the whole organization, or one value of the split.
         const counted = (f: Filters) => (!f.customerId && !f.search ? recordTotal(ctx, spec.path, spec.split ? (f[spec.split.arg] as string) : undefined) : undefined);
         const list = { organizationId: ctx.auth.organizationId, resource: spec.path, filters, where, counted };
-        return paginate(delegate(ctx, spec.type), list, args, queryFromInfo({ context: ctx, info, path: ['data'] })) as never;
+        return paginate(delegate(ctx, spec.type), list, args, queryFromInfo({ context: ctx, info, path: ['data'] }), asksForPagination(info)) as never;
       },
     }),
     [item]: t.prismaField({

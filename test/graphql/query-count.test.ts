@@ -73,4 +73,23 @@ describe('nested GraphQL selections', () => {
     expect(large.count).toBe(small.count);
     expect(large.count).toBeLessThanOrEqual(10);
   });
+
+  it('a list whose selection leaves out pagination reads no total; asked for (directly or in a fragment), it gets it', async () => {
+    const counting = () => statements.filter((sql) => /"record_counts"|count\(/i.test(sql)).length;
+    // Five runs each: the later ones run compiled (graphql-jit), whose resolve info differs.
+    for (let run = 0; run < 5; run++) {
+      statements.length = 0;
+      const recordsOnly = await graphql('{ customers(limit: 3) { data { name } } }');
+      expect(recordsOnly.customers.data).toHaveLength(3);
+      expect(counting()).toBe(0);
+      statements.length = 0;
+      const direct = await graphql('{ customers(limit: 3) { data { name } pagination { total hasMore } } }');
+      expect(direct.customers.pagination).toEqual({ total: 40, hasMore: true });
+      expect(counting()).toBe(1);
+    }
+    const spread = await graphql('query { customers(limit: 3) { ...Paged } } fragment Paged on CustomerPage { pagination { total } }');
+    expect(spread.customers.pagination.total).toBe(40);
+    const searched = await graphql('{ customers(limit: 3, search: "C1") { pagination { total } } }');
+    expect(searched.customers.pagination.total).toBe(11);
+  });
 });
