@@ -4,6 +4,7 @@
 // npm run bench -- sync [--customers 1000000]
 // npm run bench -- events [--customers 100000 --burst 2000 --sequential 200 --rounds 2 --pool-size N]
 // npm run bench -- profile [--scenario rest-list|graphql-list|nested --customers 100000]
+// npm run bench -- cpu [--customers 100000]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -20,6 +21,7 @@ import type { Row, Server } from './types.js';
 import { syncWalk, updatedSince, type Bench } from './sync.js';
 import { startReceiver, webhookBench } from './events.js';
 import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
+import { cpuCost, cpuTable } from './cpu.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -588,6 +590,16 @@ async function profile() {
   console.log('\n' + md);
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile };
+/** CPU time per request in process, and how much of it Prisma alone costs (bench/cpu.ts). */
+async function cpu() {
+  const { data, seedSeconds } = await seeded('crm_bench', Number(values.customers));
+  const { rows, notes } = await cpuCost(data);
+  const md = [...cpuTable(rows), '', `${values.customers} customers (seeded in ${seedSeconds} s); Node ${process.version}.`, ...notes].join('\n') + '\n';
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/cpu-latest.md', md);
+  console.log('\n' + md);
+}
+
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, cpu };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);

@@ -1,0 +1,90 @@
+// CPU time per request, in this process: the service's fetch handler (no socket, no load
+// generator competing for the cores) beside the parts of it that Prisma alone costs and
+// the same statements through pg alone. Throughput on a 2-core machine moves with whatever
+// else runs; the CPU a request costs moves far less, so this is where changes are compared.
+import pg from 'pg';
+import type { BenchData } from './seed.js';
+
+export interface CpuRow {
+  scenario: string;
+  /** Milliseconds of CPU (user + system) per request: the least, and the median, of the rounds. */
+  min: number;
+  median: number;
+}
+
+const ROUNDS = 8;
+const PER_ROUND = 2000;
+const CONCURRENCY = 16;
+
+async function cpuPerCall(call: () => Promise<unknown>): Promise<{ min: number; median: number }> {
+  const round = async () => {
+    let started = 0;
+    const before = process.cpuUsage();
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (started++ < PER_ROUND) await call();
+    }));
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000 / PER_ROUND;
+  };
+  await round(); // warm-up: JIT, compiled documents, Prisma's query plans
+  const rounds: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) rounds.push(await round());
+  rounds.sort((a, b) => a - b);
+  return { min: rounds[0]!, median: rounds[ROUNDS / 2]! };
+}
+
+export async function cpuCost(data: BenchData): Promise<{ rows: CpuRow[]; notes: string[] }> {
+  // As in production: Prisma and the schema read NODE_ENV when they are set up.
+  process.env.NODE_ENV = 'production';
+  const [{ openDatabase }, { createRateLimiter }, { createApp }, { createLogger }, { tenantClients }] = await Promise.all([
+    import('../src/db/connection.js'),
+    import('../src/rate-limit.js'),
+    import('../src/server.js'),
+    import('../src/logger.js'),
+    import('../src/db/tenant.js'),
+  ]);
+  const db = await openDatabase({ databaseUrl: data.databaseUrl, dataDir: '' });
+  const log = createLogger('warn');
+  const app = createApp({ db, log, rateLimiter: createRateLimiter({ max: 1_000_000_000, windowSeconds: 60, log }) });
+  const tenant = tenantClients(db.prisma)(data.organizationId);
+  const pool = new pg.Pool({ connectionString: data.databaseUrl, max: 10 });
+  const headers = { authorization: `Bearer ${data.keys[0]}`, 'content-type': 'application/json' };
+  const fetchOk = async (path: string, body?: string) => {
+    const response = await app.fetch(new Request(`http://bench${path}`, { method: body ? 'POST' : 'GET', headers, body }));
+    const text = await response.text();
+    if (response.status !== 200 || text.includes('"errors"')) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 200)}`);
+  };
+  const graphql = (query: string) => () => fetchOk('/graphql', JSON.stringify({ query }));
+  const columns = { id: true, name: true, email: true, phone: true, createdAt: true, updatedAt: true, version: true, deletedAt: true, changeSeq: true };
+  const page = (take: number) => () => tenant.customer.findMany({ select: columns, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take });
+  const sql = `SELECT id, name, email, phone, created_at, updated_at, version, deleted_at, change_seq FROM customers
+    WHERE organization_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 21`;
+  const scenarios: Array<[string, () => Promise<unknown>]> = [
+    ['REST GET /v1/customers?limit=20 (the whole handler)', () => fetchOk('/v1/customers?limit=20')],
+    ['GraphQL customers(limit: 20) list with pagination', graphql('{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }')],
+    ['GraphQL nested (20 customers, jobs, invoices, line items)', graphql('{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }')],
+    ['Prisma alone: the list page (21 rows)', page(21)],
+    ['Prisma alone: the same query, 1 row', page(1)],
+    ['Prisma alone: the maintained count (findUnique)', () => tenant.recordCount.findUnique({ where: { organizationId_resource_status: { organizationId: data.organizationId, resource: 'customers', status: '' } }, select: { count: true } })],
+    ['pg alone: the list page (21 rows, same SQL)', () => pool.query(sql, [data.organizationId])],
+  ];
+  const rows: CpuRow[] = [];
+  try {
+    for (const [scenario, call] of scenarios) {
+      rows.push({ scenario, ...(await cpuPerCall(call)) });
+      console.log(JSON.stringify(rows.at(-1)));
+    }
+  } finally {
+    await pool.end();
+    await db.close();
+  }
+  const notes = [
+    `CPU of this process per call, in ms: ${ROUNDS} rounds of ${PER_ROUND} calls, ${CONCURRENCY} at a time, after one warm-up round; the least and the median round. ` +
+      'No socket and no load generator: the handler is called as the HTTP server calls it. PostgreSQL runs in its own processes and is not counted.',
+  ];
+  return { rows, notes };
+}
+
+export function cpuTable(rows: CpuRow[]): string[] {
+  return ['| call | CPU ms (least round) | CPU ms (median round) |', '|---|---|---|', ...rows.map((r) => `| ${r.scenario} | ${r.min.toFixed(3)} | ${r.median.toFixed(3)} |`)];
+}
