@@ -108,7 +108,8 @@ export function named(values: Record<string, unknown>): Filters {
  * order, oldest change first, when the list asks for `updatedSince` or `includeDeleted` (a
  * sync: its cursor is the change sequence, see docs/API.md). When the filter is one the
  * maintained counts cover (`counted`), the total is read from them instead of counting rows,
- * which at 100,000 rows costs more than the page itself.
+ * which at 100,000 rows costs more than the page itself. Without `paged` (the selection
+ * has no `pagination`) the page is its records alone, and nothing is counted.
  */
 export async function paginate<T>(model: Listable<T>, list: ListRequest, args: PageArgs, query: object, paged = true): Promise<Page<T>> {
   const given = named({ ...list.filters, updatedSince: args.updatedSince?.toISOString(), includeDeleted: args.includeDeleted || undefined });
