@@ -291,6 +291,7 @@ function targets(rows: Row[]): string[] {
     '| target | measured | goal | met |',
     '|---|---|---|---|',
     ...checks.map(([name, value, met, goal]) => `| ${name} | ${Number.isNaN(value) ? 'not measured' : name.endsWith('MB') ? String(value) : value.toFixed(2)} | ${goal} | ${Number.isNaN(value) ? '' : met(value) ? 'yes' : 'no'} |`),
+    '',
     'The rate limiter\'s targets have their own table: `npm run bench -- limiter`.',
   ];
 }
@@ -401,7 +402,7 @@ async function bench() {
   extra.unshift(
     `${customers} customers in the measured organization; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`,
     `Cold start of the service on PostgreSQL to the first 200 on /healthz: ${coldMs} ms.`,
-    '"vs limit" is the service\'s throughput over the node:http + pg server running the same SQL (for GraphQL, over the same REST list); "vs peer" is over PostGraphile\'s equivalent list.',
+    '"vs limit" is the service\'s throughput over the node:http + pg server running the same SQL (for GraphQL, over the same REST list); "vs peer" is over PostGraphile\'s answer to the same list or nested query.',
     `Seeding took ${seedSeconds} s.`,
   );
   report('bench', rows, extra);
