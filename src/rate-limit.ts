@@ -11,6 +11,8 @@ import { RedisCounter } from './rate-limit/redis.js';
 
 /** How long a request waits for Redis before the breaker opens. */
 const COMMAND_TIMEOUT_MS = 500;
+/** How long the first connection to Redis may take before it counts as failed. */
+const CONNECT_TIMEOUT_MS = 2000;
 /** How often Redis is probed while the limiter counts in memory. */
 const PROBE_MS = 1000;
 
@@ -27,6 +29,12 @@ export interface RateLimiter {
   consume(identity: string, units?: number): Promise<RateState>;
   /** Where `identity` stands, without charging anything: limited when not one unit fits. */
   peek(identity: string): Promise<RateState>;
+  /**
+   * Settles once the first Redis connection is made or has failed (at once without Redis).
+   * A server listens after it: a request that found the connection still opening would take
+   * it for an outage and count in this instance's memory until the next probe.
+   */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,18 +59,21 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
   const policy: Policy = { max, windowMs: windowSeconds * 1000 };
   const memory = local(policy);
   const redis = redisUrl
-    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: CONNECT_TIMEOUT_MS })
     : undefined;
   redis?.on('error', () => undefined); // reported below, once per outage
   const shared = redis && new RedisCounter(redis, policy, redisKeyPrefix);
-  // Until the first connection is made (or fails), wait for it as for a command, rather than
-  // taking the first requests after a start for an outage.
+  // The first connection: made, or failed (an error, or no answer within the connect timeout).
+  const connected: Promise<void> = redis
+    ? new Promise<void>((resolve) => {
+        redis.once('ready', resolve).once('error', resolve);
+        setTimeout(resolve, CONNECT_TIMEOUT_MS).unref();
+      })
+    : Promise.resolve();
+  // A request that comes before it waits for it as for a command, rather than taking the
+  // first requests after a start for an outage.
   let connecting: Promise<void> | undefined =
-    redis &&
-    new Promise<void>((resolve) => {
-      redis.once('ready', resolve).once('error', resolve);
-      setTimeout(resolve, COMMAND_TIMEOUT_MS).unref();
-    }).then(() => (connecting = undefined));
+    redis && Promise.race([connected, new Promise<void>((resolve) => setTimeout(resolve, COMMAND_TIMEOUT_MS).unref())]).then(() => (connecting = undefined));
   let prober: NodeJS.Timeout | undefined; // set while the breaker is open (counting in memory)
 
   function open(error: unknown) {
@@ -101,6 +112,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
   return {
     consume: (identity, units = 1) => run(identity, units),
     peek: (identity) => run(identity, 0),
+    ready: connected,
     async close() {
       clearInterval(prober);
       memory.close();

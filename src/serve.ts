@@ -50,6 +50,7 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
     local: worker ? counterInPrimary : undefined,
     log,
   });
+  await rateLimiter.ready;
   let stopping = false;
   // Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
   const late = new WeakSet<IncomingMessage>();
