@@ -253,7 +253,7 @@ async function coldStart(data: BenchData, service: string[]): Promise<number> {
 
 function markdown(rows: Row[], extra: string[]): string {
   // The service's rows against the reference run as as many processes.
-  const limitOf = (system: string) => (system === 'service' ? 'node:http + pg' : system === `service, ${CLUSTER_PROCESSES} workers` ? `node:http + pg, ${CLUSTER_PROCESSES} processes` : undefined);
+  const limitOf = (system: string) => (system === 'service' || system === 'node:http + Prisma' ? 'node:http + pg' : system === `service, ${CLUSTER_PROCESSES} workers` ? `node:http + pg, ${CLUSTER_PROCESSES} processes` : undefined);
   const limit = (scenario: string, system: string) => rows.find((r) => r.system === limitOf(system) && r.scenario === scenario);
   const peer = (scenario: string) => rows.find((r) => r.system.startsWith('PostGraphile') && r.scenario === scenario);
   const lines = [
@@ -279,6 +279,7 @@ function targets(rows: Row[]): string[] {
   const nested = find(NESTED, 'service');
   const peerNested = rows.find((r) => r.scenario === NESTED && r.system.startsWith('PostGraphile'));
   const rss = Math.max(...rows.filter((r) => r.system === 'service').map((r) => r.rssMb));
+  const prismaOnly = find('REST list limit=20', 'node:http + Prisma');
   const ratio = (a?: Row, b?: Row, of: (r: Row) => number = (r) => r.rps) => (a && b ? of(a) / of(b) : NaN);
   const checks: Array<[string, number, (value: number) => boolean, string]> = [
     ['REST list limit=20: req/s vs the node:http + pg limit', ratio(service, limit), (v) => v >= 0.5, '>= 0.50'],
@@ -292,6 +293,7 @@ function targets(rows: Row[]): string[] {
     '|---|---|---|---|',
     ...checks.map(([name, value, met, goal]) => `| ${name} | ${Number.isNaN(value) ? 'not measured' : name.endsWith('MB') ? String(value) : value.toFixed(2)} | ${goal} | ${Number.isNaN(value) ? '' : met(value) ? 'yes' : 'no'} |`),
     '',
+    `For scale: node:http + Prisma, the same list through the service's Prisma client and nothing else (no GraphQL, auth, rate limit or log), reaches ${ratio(prismaOnly, limit).toFixed(2)} of the limit in this run.`,
     'The rate limiter\'s targets have their own table: `npm run bench -- limiter`.',
   ];
 }
@@ -323,6 +325,13 @@ async function bench() {
     ] as const) {
       rows.push(await measure(name, reference, { path }));
       rows.push(await measure(name, service, { path }));
+    }
+    // The query layer's own limit: the same list through Prisma and nothing else.
+    const prismaOnly = await start('node:http + Prisma', typescript('bench/reference-prisma.ts'), { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
+    try {
+      rows.push(await measure('REST list limit=20', prismaOnly, { path: '/v1/customers?limit=20' }));
+    } finally {
+      prismaOnly.process.kill('SIGTERM');
     }
     // A search's own latency, without a queue of 63 others in front of it.
     const alone = { path: '/v1/customers?limit=20&search=grace', connections: 1 };
