@@ -3,6 +3,7 @@
 // the same statements through pg alone. Throughput on a 2-core machine moves with whatever
 // else runs; the CPU a request costs moves far less, so this is where changes are compared.
 import pg from 'pg';
+import { Request } from '../src/http/fetch.js';
 import type { BenchData } from './seed.js';
 
 export interface CpuRow {
@@ -80,7 +81,7 @@ export async function cpuCost(data: BenchData): Promise<{ rows: CpuRow[]; notes:
   }
   const notes = [
     `CPU of this process per call, in ms: ${ROUNDS} rounds of ${PER_ROUND} calls, ${CONCURRENCY} at a time, after one warm-up round; the least and the median round. ` +
-      'No socket and no load generator: the handler is called as the HTTP server calls it. PostgreSQL runs in its own processes and is not counted.',
+      'No socket and no load generator: the handler is called with the Request class the HTTP server gives it. PostgreSQL runs in its own processes and is not counted.',
   ];
   return { rows, notes };
 }

@@ -1,5 +1,5 @@
 // Reading V8 profiles (`node --cpu-prof`, `--heap-prof`) into the few lines that say where a
-// server's time and allocations go: self time by function and by owner (a package under
+// server's time and memory go: self time by function and by owner (a package under
 // node_modules, a file of src/, Node's internals, the garbage collector, idle).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,7 +69,7 @@ export function cpuShares(profile: CpuProfile, count = 25): { functions: Share[]
   return { functions: top(functions, total, count), owners: top(owners, total, owners.size), samples: total };
 }
 
-/** Sampled allocations of a heap profile, by allocating function and by owner. */
+/** A heap profile (`--heap-prof`: objects still alive when it was taken, sampled), by allocating function and by owner. */
 export function heapShares(profile: { head: HeapNode }, count = 15): { functions: Share[]; owners: Share[] } {
   const functions = new Map<string, number>();
   const owners = new Map<string, number>();

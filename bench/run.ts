@@ -566,8 +566,8 @@ async function events() {
 
 /**
  * Where one scenario's time and memory go: the service as in production under the bench's
- * load, with V8's CPU profiler and heap sampling on, read into tables of self time and
- * sampled allocations by function and by owner (bench/profile.ts).
+ * load, with V8's CPU profiler and heap sampling on, read into tables of self time, and of
+ * the heap still alive at exit, by function and by owner (bench/profile.ts).
  */
 async function profile() {
   const name = values.scenario!;
@@ -592,9 +592,9 @@ async function profile() {
     '',
     ...shareTable('self time by function', cpu.functions),
     '',
-    ...shareTable('sampled allocations by owner', heap.owners),
+    ...shareTable('live heap at exit by allocating owner (sampled)', heap.owners),
     '',
-    ...shareTable('sampled allocations by function', heap.functions),
+    ...shareTable('live heap at exit by allocating function (sampled)', heap.functions),
   ].join('\n');
   writeFileSync(`bench/results/profile-${name}-latest.md`, md + '\n');
   console.log('\n' + md);
