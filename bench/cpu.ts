@@ -5,6 +5,7 @@
 import pg from 'pg';
 import { Request } from '../src/http/fetch.js';
 import type { BenchData } from './seed.js';
+import { LIST_QUERY, NESTED_QUERY } from './types.js';
 
 export interface CpuRow {
   scenario: string;
@@ -62,8 +63,8 @@ export async function cpuCost(data: BenchData): Promise<{ rows: CpuRow[]; notes:
     WHERE organization_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 21`;
   const scenarios: Array<[string, () => Promise<unknown>]> = [
     ['REST GET /v1/customers?limit=20 (the whole handler)', () => fetchOk('/v1/customers?limit=20')],
-    ['GraphQL customers(limit: 20) list with pagination', graphql('{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }')],
-    ['GraphQL nested (20 customers, jobs, invoices, line items)', graphql('{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }')],
+    ['GraphQL customers(limit: 20) list with pagination', graphql(LIST_QUERY)],
+    ['GraphQL nested (20 customers, jobs, invoices, line items)', graphql(NESTED_QUERY)],
     ['Prisma alone: the list page (21 rows)', page(21)],
     ['Prisma alone: the same query, 1 row', page(1)],
     ['Prisma alone: the maintained count (findUnique)', () => tenant.recordCount.findUnique({ where: { organizationId_resource_status: { organizationId: data.organizationId, resource: 'customers', status: '' } }, select: { count: true } })],

@@ -17,7 +17,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seedBenchDatabase, seedBenchDataDir, type BenchData } from './seed.js';
-import type { Row, Server } from './types.js';
+import { LIST_QUERY, NESTED_QUERY, type Row, type Server } from './types.js';
 import { syncWalk, updatedSince, type Bench } from './sync.js';
 import { startReceiver, webhookBench } from './events.js';
 import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
@@ -129,8 +129,6 @@ interface Scenario {
   ids?: string[];
 }
 
-const LIST_QUERY = '{ customers(limit: 20) { data { id name email phone createdAt updatedAt } pagination { page limit total } } }';
-const NESTED_QUERY = '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }';
 const NESTED = 'graphql nested (20 customers, jobs, invoices)';
 const PROFILED: Record<string, Scenario> = {
   'rest-list': { path: '/v1/customers?limit=20' },

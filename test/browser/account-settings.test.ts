@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { call, startApi, type Api } from '../helpers/api.js';
+import { addUser, call, startApi, type Api } from '../helpers/api.js';
 import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 
 const EMAIL = 'owner@acme.example';
@@ -22,10 +21,7 @@ describe('account settings in a browser', () => {
 
   beforeAll(async () => {
     api = await startApi('postgres', { other: { org: 'Other Co' } });
-    const db = await openDatabase({ databaseUrl: api.db.env.DATABASE_URL, dataDir: '' });
-    const acme = await db.prisma.organization.create({ data: { name: 'Acme' } });
-    await db.prisma.user.create({ data: { organizationId: acme.id, email: EMAIL, passwordHash: await hashPassword(PASSWORD) } });
-    await db.close();
+    await addUser(api, 'Acme', EMAIL, PASSWORD);
     browser = await launchBrowser();
   });
   afterAll(async () => {

@@ -7,9 +7,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/passwords.js';
-import { openDatabase } from '../../src/db/connection.js';
-import { call, csrfOf, rest, startApi, type Api } from '../helpers/api.js';
+import { addUser, call, csrfOf, rest, startApi, type Api } from '../helpers/api.js';
 import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -53,10 +51,7 @@ describe('webhooks on the account page, in a browser', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     api = await startApi('postgres', { acme: { org: 'Acme' }, other: { org: 'Other Co' } }, LOCAL);
-    const db = await openDatabase({ databaseUrl: api.db.env.DATABASE_URL, dataDir: '' });
-    const acme = await db.prisma.organization.findUniqueOrThrow({ where: { name: 'Acme' } });
-    await db.prisma.user.create({ data: { organizationId: acme.id, email: EMAIL, passwordHash: await hashPassword(PASSWORD) } });
-    await db.close();
+    await addUser(api, 'Acme', EMAIL, PASSWORD);
     browser = await launchBrowser();
   });
   afterAll(async () => {

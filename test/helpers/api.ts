@@ -1,6 +1,7 @@
 // A running service on a fresh database, with organizations and API keys made for the test,
 // and small clients that call it exactly as an integration would.
 import { createApiKey } from '../../src/auth/api-keys.js';
+import { hashPassword } from '../../src/auth/passwords.js';
 import { parseScopes } from '../../src/auth/scopes.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
@@ -42,6 +43,17 @@ export async function makeKeys(db: TestDatabase, specs: Record<string, KeySpec>)
     return keys;
   } finally {
     await open.close();
+  }
+}
+
+/** A user of organization `org` (made if it does not exist yet) who can log in to the account pages. */
+export async function addUser(api: Pick<Api, 'db'>, org: string, email: string, password: string): Promise<void> {
+  const db = await openDatabase({ databaseUrl: api.db.env.DATABASE_URL, dataDir: '' });
+  try {
+    const organization = await db.prisma.organization.upsert({ where: { name: org }, create: { name: org }, update: {} });
+    await db.prisma.user.create({ data: { organizationId: organization.id, email, passwordHash: await hashPassword(password) } });
+  } finally {
+    await db.close();
   }
 }
 

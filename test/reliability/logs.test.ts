@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/passwords.js';
-import { openDatabase } from '../../src/db/connection.js';
-import { call, postLogin, startApi, type Api } from '../helpers/api.js';
+import { addUser, call, postLogin, startApi, type Api } from '../helpers/api.js';
 
 const PASSWORD = 'a password that must never be logged';
 
@@ -9,10 +7,7 @@ describe('structured logs', () => {
   let api: Api;
   beforeAll(async () => {
     api = await startApi('postgres', { acme: { org: 'Acme' } });
-    const db = await openDatabase({ databaseUrl: api.db.env.DATABASE_URL, dataDir: '' });
-    const org = await db.prisma.organization.findUniqueOrThrow({ where: { name: 'Acme' } });
-    await db.prisma.user.create({ data: { organizationId: org.id, email: 'owner@acme.example', passwordHash: await hashPassword(PASSWORD) } });
-    await db.close();
+    await addUser(api, 'Acme', 'owner@acme.example', PASSWORD);
   });
   afterAll(() => api.stop());
 
