@@ -35,7 +35,8 @@ async function cpuPerCall(call: () => Promise<unknown>): Promise<{ min: number; 
   return { min: rounds[0]!, median: rounds[ROUNDS / 2]! };
 }
 
-export async function cpuCost(data: BenchData): Promise<{ rows: CpuRow[]; notes: string[] }> {
+/** `only`: run just the calls whose name contains it (an A/B of one path takes a minute, not three). */
+export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRow[]; notes: string[] }> {
   // As in production: Prisma and the schema read NODE_ENV when they are set up.
   process.env.NODE_ENV = 'production';
   const [{ openDatabase }, { createRateLimiter }, { createApp }, { createLogger }, { tenantClients }] = await Promise.all([
@@ -72,7 +73,7 @@ export async function cpuCost(data: BenchData): Promise<{ rows: CpuRow[]; notes:
   ];
   const rows: CpuRow[] = [];
   try {
-    for (const [scenario, call] of scenarios) {
+    for (const [scenario, call] of scenarios.filter(([name]) => name.includes(only))) {
       rows.push({ scenario, ...(await cpuPerCall(call)) });
       console.log(JSON.stringify(rows.at(-1)));
     }

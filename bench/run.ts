@@ -4,7 +4,7 @@
 // npm run bench -- sync [--customers 1000000]
 // npm run bench -- events [--customers 100000 --burst 2000 --sequential 200 --rounds 2 --pool-size N]
 // npm run bench -- profile [--scenario rest-list|graphql-list|nested --customers 100000]
-// npm run bench -- cpu [--customers 100000]
+// npm run bench -- cpu [--customers 100000 --only REST|GraphQL|Prisma|pg]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -37,6 +37,7 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string', default: '2' },
     'pool-size': { type: 'string' },
     scenario: { type: 'string', default: 'rest-list' },
+    only: { type: 'string', default: '' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -601,10 +602,13 @@ async function profile() {
 /** CPU time per request in process, and how much of it Prisma alone costs (bench/cpu.ts). */
 async function cpu() {
   const { data, seedSeconds } = await seeded('crm_bench', Number(values.customers));
-  const { rows, notes } = await cpuCost(data);
+  const { rows, notes } = await cpuCost(data, values.only);
   const md = [...cpuTable(rows), '', `${values.customers} customers (seeded in ${seedSeconds} s); Node ${process.version}.`, ...notes].join('\n') + '\n';
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/cpu-latest.md', md);
+  // A partial run (--only) is printed, and leaves the whole table on record as it was.
+  if (!values.only) {
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/cpu-latest.md', md);
+  }
   console.log('\n' + md);
 }
 

@@ -79,6 +79,9 @@ export function createGraphQL({ log, rateLimiter, tenants, webhooks, events }: {
     // CORS is the server's (http/cors.ts), for REST and GraphQL alike. yoga's own default
     // reflected any origin with credentials allowed on /graphql, whatever CORS_ORIGINS said.
     cors: false,
+    // The body was read under the server's own cap (http/read-body.ts) and reaches yoga as a
+    // string; yoga's cap would stream that string again through a transform, per request.
+    maxRequestBodySize: false,
     // The bundled GraphiQL works without access to a CDN; it is large, so it is loaded on
     // the first visit rather than at start.
     renderGraphiQL: async (options) => withSchemaRefetch((await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options)),
