@@ -4,6 +4,7 @@
 // npm run bench -- sync [--customers 1000000]
 // npm run bench -- events [--customers 100000 --burst 2000 --sequential 200 --rounds 2 --pool-size N]
 // npm run bench -- profile [--scenario rest-list|graphql-list|nested --customers 100000]
+// npm run bench -- one [--scenario rest-list|graphql-list|nested --customers 100000]
 // npm run bench -- cpu [--customers 100000 --only REST|GraphQL|Prisma|pg]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
@@ -128,13 +129,17 @@ interface Scenario {
   connections?: number;
   /** Record ids the requests go to in turn: `{id}` in `path` takes the next one. */
   ids?: string[];
+  /** What the first answer must contain, so a row never measures a cheaper answer than it says. */
+  expect?: RegExp;
 }
 
+/** A nested answer with invoice lines in it (not only customers without jobs or invoices). */
+const WITH_LINES = /"(lineItems|nodes)":\[\{"amount":/;
 const NESTED = 'graphql nested (20 customers, jobs, invoices)';
 const PROFILED: Record<string, Scenario> = {
   'rest-list': { path: '/v1/customers?limit=20' },
   'graphql-list': { path: '/graphql', method: 'POST', body: JSON.stringify({ query: LIST_QUERY }) },
-  nested: { path: '/graphql', method: 'POST', body: JSON.stringify({ query: NESTED_QUERY }) },
+  nested: { path: '/graphql', method: 'POST', body: JSON.stringify({ query: NESTED_QUERY }), expect: WITH_LINES },
 };
 
 // The service runs with its default rate limit (600 requests per key per minute), as in
@@ -168,7 +173,9 @@ async function verify(name: string, server: Server, scenario: Scenario) {
   const path = scenario.ids ? scenario.path.replace('{id}', scenario.ids[0]!) : scenario.path;
   const response = await fetch(server.url + path, { method: scenario.method ?? 'GET', headers: headersOf(scenario), body: scenario.body });
   const text = await response.text();
-  if (!response.ok || text.includes('"errors"')) throw new Error(`${server.name} answered ${name} with ${response.status}: ${text.slice(0, 300)}`);
+  if (!response.ok || text.includes('"errors"') || (scenario.expect && !scenario.expect.test(text))) {
+    throw new Error(`${server.name} answered ${name} with ${response.status}: ${text.slice(0, 300)}`);
+  }
 }
 
 async function measure(name: string, server: Server, scenario: Scenario): Promise<Row> {
@@ -341,6 +348,17 @@ async function bench() {
     const walk = await syncWalk(tools, service, data);
     rows.push(...walk.rows);
     extra.push(...walk.notes);
+    if (customers >= 1_000_000) {
+      const recent = await updatedSince(tools, service, data, customers);
+      rows.push(...recent.rows);
+      extra.push(...recent.notes);
+    }
+    rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid' }));
+    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: LIST_QUERY }) }));
+    rows.push(await measure(NESTED, service, PROFILED.nested!));
+    // The peer before any write row: both answer the nested query on the seeded customers
+    // (created ones, newest in every list, have no jobs or invoices).
+    await peerRows(rows, data);
     rows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
     // Each request patches the next of 10,000 customers spread over the list (no row is hot),
     // without If-Match; every write of the organization still takes its row (the change sequence).
@@ -352,14 +370,6 @@ async function bench() {
         'Both are writes of one organization, and every write of an organization takes its row (stamp_change() bumps organizations.change_seq, held to commit): ' +
         'by design they serialize per organization whatever records they touch, so these rows are one organization\'s write ceiling, not the server\'s.',
     );
-    if (customers >= 1_000_000) {
-      const recent = await updatedSince(tools, service, data, customers);
-      rows.push(...recent.rows);
-      extra.push(...recent.notes);
-    }
-    rows.push(await measure('REST invoices status=paid', service, { path: '/v1/invoices?status=paid' }));
-    rows.push(await measure('graphql list limit=20', service, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: LIST_QUERY }) }));
-    rows.push(await measure(NESTED, service, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: NESTED_QUERY }) }));
   } finally {
     service.process.kill('SIGTERM');
     reference.process.kill('SIGTERM');
@@ -384,6 +394,17 @@ async function bench() {
       'On a machine whose cores are also running the load generator and PostgreSQL, a second process mostly competes with them: compare the two 2-process rows with each other, not with the 1-process rows.',
   );
   extra.push(...(await embedded(rows, data, serviceArgs)));
+  extra.unshift(
+    `${customers} customers in the measured organization; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`,
+    `Cold start of the service on PostgreSQL to the first 200 on /healthz: ${coldMs} ms.`,
+    '"vs limit" is the service\'s throughput over the node:http + pg server running the same SQL (for GraphQL, over the same REST list); "vs peer" is over PostGraphile\'s answer to the same list or nested query.',
+    `Seeding took ${seedSeconds} s.`,
+  );
+  report('bench', rows, extra);
+}
+
+/** PostGraphile 4 (a real peer) on the same database: the GraphQL list and the nested query. */
+async function peerRows(rows: Row[], data: BenchData) {
   try {
     if (!existsSync('bench/peer/node_modules')) {
       // The peer needs graphql 15, so it lives in its own folder with its own lock file.
@@ -400,20 +421,13 @@ async function bench() {
         `{ allCustomers(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { organizationId: "${data.organizationId}" }) { nodes { name ` +
         `jobsByOrganizationIdAndCustomerId(${newest}) { nodes { title status } } ` +
         `invoicesByOrganizationIdAndCustomerId(${newest}) { nodes { number totalAmount invoiceLineItemsByOrganizationIdAndInvoiceId(orderBy: POSITION_ASC) { nodes { amount } } } } } } }`;
-      rows.push(await measure(NESTED, peer, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: peerNested }) }));
+      rows.push(await measure(NESTED, peer, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: peerNested }), expect: WITH_LINES }));
     } finally {
       peer.process.kill('SIGTERM');
     }
   } catch (error) {
     console.error(`PostGraphile could not run: ${(error as Error).message}`);
   }
-  extra.unshift(
-    `${customers} customers in the measured organization; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`,
-    `Cold start of the service on PostgreSQL to the first 200 on /healthz: ${coldMs} ms.`,
-    '"vs limit" is the service\'s throughput over the node:http + pg server running the same SQL (for GraphQL, over the same REST list); "vs peer" is over PostGraphile\'s answer to the same list or nested query.',
-    `Seeding took ${seedSeconds} s.`,
-  );
-  report('bench', rows, extra);
 }
 
 async function soak() {
@@ -599,6 +613,26 @@ async function profile() {
   console.log('\n' + md);
 }
 
+/**
+ * One scenario's row, the service alone as in production (no profiler): an A/B of a change
+ * over HTTP in a minute, where the whole bench takes ten.
+ */
+async function one() {
+  const name = values.scenario!;
+  const scenario = PROFILED[name];
+  if (!scenario) throw new Error(`--scenario must be one of ${Object.keys(PROFILED).join(', ')}`);
+  const { data } = await seeded('crm_bench', Number(values.customers));
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
+  try {
+    const row = await measure(name, service, scenario);
+    console.log(`\n${name}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${row.errors} errors, RSS ${row.rssMb} MB`);
+  } finally {
+    const exited = new Promise((resolve) => service.process.once('exit', resolve));
+    service.process.kill('SIGTERM');
+    await exited;
+  }
+}
+
 /** CPU time per request in process, and how much of it Prisma alone costs (bench/cpu.ts). */
 async function cpu() {
   const { data, seedSeconds } = await seeded('crm_bench', Number(values.customers));
@@ -612,6 +646,6 @@ async function cpu() {
   console.log('\n' + md);
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, cpu };
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);
