@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
-import { useCompiledExecution } from '../../src/graphql/compiled-execution.js';
+import { parse } from 'graphql';
+import { selectsNestedRelations, useCompiledExecution } from '../../src/graphql/compiled-execution.js';
+import { schema as crmSchema } from '../../src/schema/index.js';
 import { createLogger } from '../../src/logger.js';
 
 describe('compiled execution', () => {
@@ -27,5 +29,16 @@ describe('compiled execution', () => {
       expect(body.data).toEqual({ hello: `hello #${i}`, broken: null });
       expect(body.errors).toMatchObject([{ message: 'nope', path: ['broken'] }]);
     }
+  });
+
+  it('leaves to the standard executor a document with a relation beneath a relation, however it is written', () => {
+    const nested = (query: string) => selectsNestedRelations(crmSchema, parse(query));
+    expect(nested('{ customers { data { name jobs { title } invoices { number } } } }')).toBe(false);
+    expect(nested('{ invoices { data { number lineItems { amount } customer { name } } } }')).toBe(false);
+    expect(nested('{ customers { data { invoices { lineItems { amount } } } } }')).toBe(true);
+    expect(nested('{ jobs { data { customer { invoices { number } } } } }')).toBe(true);
+    expect(nested('{ customers { data { invoices { ...Lines } } } } fragment Lines on Invoice { lineItems { amount } }')).toBe(true);
+    expect(nested('{ customers { data { invoices { ... on Invoice { job { title } } } } } }')).toBe(true);
+    expect(nested('{ customers { data { ...Deep } } } fragment Deep on Customer { jobs { customer { name } } }')).toBe(true);
   });
 });
