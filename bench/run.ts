@@ -169,6 +169,14 @@ function headersOf(scenario: Pick<Scenario, 'body'>): Record<string, string> {
 }
 
 /** Every system must answer the scenario correctly before its speed means anything. */
+/** Stops a server and waits for it: one still writing its log when the bench exits dies of EPIPE. */
+async function stop(server: Server) {
+  if (server.process.exitCode !== null || server.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.process.once('exit', resolve));
+  server.process.kill('SIGTERM');
+  await exited;
+}
+
 async function verify(name: string, server: Server, scenario: Scenario) {
   const path = scenario.ids ? scenario.path.replace('{id}', scenario.ids[0]!) : scenario.path;
   const response = await fetch(server.url + path, { method: scenario.method ?? 'GET', headers: headersOf(scenario), body: scenario.body });
@@ -225,7 +233,7 @@ async function embedded(rows: Row[], postgres: BenchData, serviceArgs: string[])
     pgliteRows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
   } finally {
     keys = postgres.keys;
-    service.process.kill('SIGTERM');
+    await stop(service);
   }
   rows.push(...pgliteRows);
   const onPostgres = (scenario: string) => rows.find((r) => r.system === 'service' && r.scenario === scenario);
@@ -253,7 +261,7 @@ async function coldStart(data: BenchData, service: string[]): Promise<number> {
     if (response?.ok) break;
   }
   const ms = Math.round(performance.now() - begun);
-  server.process.kill('SIGTERM');
+  await stop(server);
   return ms;
 }
 
@@ -337,7 +345,7 @@ async function bench() {
     try {
       rows.push(await measure('REST list limit=20', prismaOnly, { path: '/v1/customers?limit=20' }));
     } finally {
-      prismaOnly.process.kill('SIGTERM');
+      await stop(prismaOnly);
     }
     // A search's own latency, without a queue of 63 others in front of it.
     const alone = { path: '/v1/customers?limit=20&search=grace', connections: 1 };
@@ -371,8 +379,8 @@ async function bench() {
         'by design they serialize per organization whatever records they touch, so these rows are one organization\'s write ceiling, not the server\'s.',
     );
   } finally {
-    service.process.kill('SIGTERM');
-    reference.process.kill('SIGTERM');
+    await stop(service);
+    await stop(reference);
   }
   // All cores: the service's cluster against the reference as as many processes.
   const cluster = await start(`service, ${CLUSTER_PROCESSES} workers`, serviceArgs, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: String(CLUSTER_PROCESSES) });
@@ -385,8 +393,8 @@ async function bench() {
     rows.push(await measure('REST list limit=20', references, { path: '/v1/customers?limit=20' }));
     rows.push(await measure('REST list limit=20', cluster, { path: '/v1/customers?limit=20' }));
   } finally {
-    cluster.process.kill('SIGTERM');
-    references.process.kill('SIGTERM');
+    await stop(cluster);
+    await stop(references);
   }
   extra.push(
     `All cores: "service, ${CLUSTER_PROCESSES} workers" is WEB_CONCURRENCY=${CLUSTER_PROCESSES} (a primary that serves nothing, and the workers; without Redis every request's rate-limit charge is one IPC round trip to the primary), ` +
@@ -423,7 +431,7 @@ async function peerRows(rows: Row[], data: BenchData) {
         `invoicesByOrganizationIdAndCustomerId(${newest}) { nodes { number totalAmount invoiceLineItemsByOrganizationIdAndInvoiceId(orderBy: POSITION_ASC) { nodes { amount } } } } } } }`;
       rows.push(await measure(NESTED, peer, { path: '/graphql', method: 'POST', body: JSON.stringify({ query: peerNested }), expect: WITH_LINES }));
     } finally {
-      peer.process.kill('SIGTERM');
+      await stop(peer);
     }
   } catch (error) {
     console.error(`PostGraphile could not run: ${(error as Error).message}`);
@@ -454,7 +462,7 @@ async function soak() {
   });
   clearInterval(sampler);
   const rssEnd = rssMb(service.process.pid!);
-  service.process.kill('SIGTERM');
+  await stop(service);
   const rows: Row[] = [
     { scenario: `soak ${minutes} min mixed`, system: 'service', rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx, rssMb: rssEnd },
   ];
@@ -540,7 +548,7 @@ async function sync() {
     rows.push(...walk.rows, ...recent.rows);
     extra.push(...walk.notes, ...recent.notes);
   } finally {
-    service.process.kill('SIGTERM');
+    await stop(service);
   }
   report('sync', rows, extra);
 }
@@ -569,7 +577,7 @@ async function events() {
     rows.push(...result.rows);
     extra.push(...result.notes);
   } finally {
-    service.process.kill('SIGTERM');
+    await stop(service);
     await receiver.close();
   }
   // Other work on the machine takes the same 2 cores: its load is part of the figures.
@@ -592,9 +600,7 @@ async function profile() {
   const flags = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--heap-prof', `--heap-prof-dir=${dir}`];
   const service = await start('service', [...flags, ...productionArgs()], { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   const row = await measure(name, service, scenario);
-  const exited = new Promise((resolve) => service.process.once('exit', resolve));
-  service.process.kill('SIGTERM');
-  await exited;
+  await stop(service);
   const cpu = cpuShares(profileIn(dir, '.cpuprofile') as Parameters<typeof cpuShares>[0]);
   const heap = heapShares(profileIn(dir, '.heapprofile') as Parameters<typeof heapShares>[0]);
   const md = [
@@ -627,9 +633,7 @@ async function one() {
     const row = await measure(name, service, scenario);
     console.log(`\n${name}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${row.errors} errors, RSS ${row.rssMb} MB`);
   } finally {
-    const exited = new Promise((resolve) => service.process.once('exit', resolve));
-    service.process.kill('SIGTERM');
-    await exited;
+    await stop(service);
   }
 }
 
