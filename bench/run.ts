@@ -585,16 +585,22 @@ async function events() {
   report(values['pool-size'] ? `events-pool${values['pool-size']}` : 'events', rows, extra);
 }
 
+/** The scenario `--scenario` names, on a freshly seeded database. */
+async function profiledScenario() {
+  const name = values.scenario!;
+  const scenario = PROFILED[name];
+  if (!scenario) throw new Error(`--scenario must be one of ${Object.keys(PROFILED).join(', ')}`);
+  const { data } = await seeded('crm_bench', Number(values.customers));
+  return { name, scenario, data };
+}
+
 /**
  * Where one scenario's time and memory go: the service as in production under the bench's
  * load, with V8's CPU profiler and heap sampling on, read into tables of self time, and of
  * the heap still alive at exit, by function and by owner (bench/profile.ts).
  */
 async function profile() {
-  const name = values.scenario!;
-  const scenario = PROFILED[name];
-  if (!scenario) throw new Error(`--scenario must be one of ${Object.keys(PROFILED).join(', ')}`);
-  const { data } = await seeded('crm_bench', Number(values.customers));
+  const { name, scenario, data } = await profiledScenario();
   const dir = `bench/results/profile-${name}`;
   rmSync(dir, { recursive: true, force: true });
   const flags = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--heap-prof', `--heap-prof-dir=${dir}`];
@@ -624,10 +630,7 @@ async function profile() {
  * over HTTP in a minute, where the whole bench takes ten.
  */
 async function one() {
-  const name = values.scenario!;
-  const scenario = PROFILED[name];
-  if (!scenario) throw new Error(`--scenario must be one of ${Object.keys(PROFILED).join(', ')}`);
-  const { data } = await seeded('crm_bench', Number(values.customers));
+  const { name, scenario, data } = await profiledScenario();
   const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   try {
     const row = await measure(name, service, scenario);

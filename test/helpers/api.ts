@@ -1,5 +1,6 @@
 // A running service on a fresh database, with organizations and API keys made for the test,
 // and small clients that call it exactly as an integration would.
+import { request as httpRequest } from 'node:http';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { parseScopes } from '../../src/auth/scopes.js';
@@ -125,4 +126,31 @@ export async function postLogin(url: string, email: string, password: string) {
     body: new URLSearchParams({ csrf, email, password }).toString(),
   });
   return { response, csrf, session: response.headers.get('set-cookie')?.split(';')[0] };
+}
+
+/**
+ * POSTs a body sent chunked (no Content-Length to refuse it on): `head`, then `count` times
+ * `chunk`, then `tail`. A server that refuses it part-way answers and drops the connection;
+ * the client may see either: the status, or 'reset'.
+ */
+export function postChunked(url: string, path: string, headers: Record<string, string>, body: { head?: string; chunk: string | Buffer; count: number; tail?: string }): Promise<number | 'reset'> {
+  const { port } = new URL(url);
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
+      resolve(res.statusCode!);
+      req.destroy();
+    });
+    req.on('error', () => resolve('reset'));
+    req.on('close', () => resolve('reset'));
+    if (body.head) req.write(body.head);
+    let sent = 0;
+    const pump = () => {
+      while (sent < body.count && !req.destroyed) {
+        sent++;
+        if (!req.write(body.chunk)) return void req.once('drain', pump);
+      }
+      if (!req.destroyed) req.end(body.tail);
+    };
+    pump();
+  });
 }

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { csrfOf, makeKeys, postLogin, type Api } from '../helpers/api.js';
+import { csrfOf, makeKeys, postChunked, postLogin, type Api } from '../helpers/api.js';
 import { freshDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 
@@ -76,27 +75,8 @@ describe('login', () => {
   it('a 300 MB login body is refused without being read into memory', async () => {
     const pid = api.server.process.pid!;
     const before = rssOf(pid);
-    const { port } = new URL(api.url);
-    // Chunked: no Content-Length to refuse on, so the cap must stop the reading. The server
-    // answers 413 and drops the connection; the client may see either.
-    const outcome = await new Promise<number | 'reset'>((resolve) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path: '/login', method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
-        resolve(res.statusCode!);
-        req.destroy();
-      });
-      req.on('error', () => resolve('reset'));
-      req.on('close', () => resolve('reset'));
-      const chunk = Buffer.alloc(1024 * 1024, 'a');
-      let sent = 0;
-      const pump = () => {
-        while (sent < 300 && !req.destroyed) {
-          sent++;
-          if (!req.write(chunk)) return void req.once('drain', pump);
-        }
-        if (!req.destroyed) req.end();
-      };
-      pump();
-    });
+    // Chunked: no Content-Length to refuse on, so the cap must stop the reading.
+    const outcome = await postChunked(api.url, '/login', { 'content-type': 'application/x-www-form-urlencoded' }, { chunk: Buffer.alloc(1024 * 1024, 'a'), count: 300 });
     expect([413, 'reset']).toContain(outcome);
     await expect.poll(() => api.server.output()).toMatch(/"path":"\/login","status":413/);
     expect(rssOf(pid) - before).toBeLessThan(100);
