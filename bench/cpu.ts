@@ -39,12 +39,14 @@ async function cpuPerCall(call: () => Promise<unknown>): Promise<{ min: number; 
 export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRow[]; notes: string[] }> {
   // As in production: Prisma and the schema read NODE_ENV when they are set up.
   process.env.NODE_ENV = 'production';
-  const [{ openDatabase }, { createRateLimiter }, { createApp }, { createLogger }, { tenantClients }] = await Promise.all([
+  const [{ openDatabase }, { createRateLimiter }, { createApp }, { createLogger }, { tenantClients }, { NEWEST_FIRST }, { relationQuery }] = await Promise.all([
     import('../src/db/connection.js'),
     import('../src/rate-limit.js'),
     import('../src/server.js'),
     import('../src/logger.js'),
     import('../src/db/tenant.js'),
+    import('../src/schema/pagination.js'),
+    import('../src/schema/relations.js'),
   ]);
   const db = await openDatabase({ databaseUrl: data.databaseUrl, dataDir: '' });
   const log = createLogger('warn');
@@ -59,15 +61,14 @@ export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRo
   };
   const graphql = (query: string) => () => fetchOk('/graphql', JSON.stringify({ query }));
   const columns = { id: true, name: true, email: true, phone: true, createdAt: true, updatedAt: true, version: true, deletedAt: true, changeSeq: true };
-  const page = (take: number) => () => tenant.customer.findMany({ select: columns, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take });
+  const page = (take: number) => () => tenant.customer.findMany({ select: columns, orderBy: NEWEST_FIRST, take });
   // The nested query's one statement as the schema asks Prisma for it: every column of each
-  // level, the newest five live jobs and invoices, and the invoices' lines.
-  const newest = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
-  const related = { where: { deletedAt: null }, orderBy: newest, take: 5 };
+  // level, the newest five live jobs and invoices (the relations' own query), and the lines.
+  const related = relationQuery({ limit: 5 });
   const nested = () =>
     tenant.customer.findMany({
       include: { jobs: related, invoices: { ...related, include: { lineItems: { orderBy: { position: 'asc' as const } } } } },
-      orderBy: newest,
+      orderBy: NEWEST_FIRST,
       take: 21,
     });
   const sql = `SELECT id, name, email, phone, created_at, updated_at, version, deleted_at, change_seq FROM customers

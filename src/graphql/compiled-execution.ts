@@ -18,20 +18,20 @@ import {
   isObjectType,
   Kind,
   type DocumentNode,
-  type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../logger.js';
+import { fragmentsOf } from './query-bounds.js';
 
 const HOT_AFTER = 3;
+const NEVER = -1;
 
 /** Whether the document selects a Prisma relation field beneath another (fragments included). */
 export function selectsNestedRelations(schema: GraphQLSchema, document: DocumentNode): boolean {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const fragments = fragmentsOf(document);
   const seen = new Set<string>();
   const walk = (set: SelectionSetNode, parent: GraphQLCompositeType, underRelation: boolean): boolean =>
     set.selections.some((selection) => {
@@ -43,7 +43,7 @@ export function selectsNestedRelations(schema: GraphQLSchema, document: Document
         const type = getNamedType(field.type);
         return isCompositeType(type) && walk(selection.selectionSet, type, underRelation || relation);
       }
-      const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : undefined;
+      const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments[selection.name.value] : undefined;
       const condition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition : fragment?.typeCondition;
       const type = condition ? schema.getType(condition.name.value) : parent;
       if (!isCompositeType(type)) return false;
@@ -62,22 +62,25 @@ export function selectsNestedRelations(schema: GraphQLSchema, document: Document
 }
 
 export function useCompiledExecution(log: Logger): Plugin {
-  // Keyed by the parsed document, which yoga's parser cache (and the REST route table) reuse.
+  // Runs so far, keyed by the parsed document, which yoga's parser cache (and the REST route
+  // table) reuse; NEVER for a document decided, at first sight, to stay uncompiled.
   const runs = new WeakMap<DocumentNode, number>();
-  const nested = new WeakMap<DocumentNode, boolean>();
   return useGraphQlJit(
     {},
     {
       // Variables that do not coerce never get here: the query bounds refuse them first, with
       // graphql-js's own errors (graphql-jit would report them in a shape of its own).
       enableIf: ({ document, schema }) => {
-        // Subscriptions stream from the standard executor.
-        if (document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription')) return false;
-        let deep = nested.get(document);
-        if (deep === undefined) nested.set(document, (deep = selectsNestedRelations(schema, document)));
-        if (deep) return false;
-        const count = (runs.get(document) ?? 0) + 1;
-        if (count <= HOT_AFTER) runs.set(document, count);
+        let count = runs.get(document);
+        if (count === undefined) {
+          // Subscriptions stream from the standard executor.
+          const subscription = document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription');
+          count = subscription || selectsNestedRelations(schema, document) ? NEVER : 0;
+          runs.set(document, count);
+        }
+        if (count === NEVER) return false;
+        // Counted until the document is hot: no write per request after that.
+        if (count <= HOT_AFTER) runs.set(document, ++count);
         return count > HOT_AFTER;
       },
       // The plugin then keeps the standard executor for this document.

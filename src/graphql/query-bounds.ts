@@ -100,7 +100,7 @@ class Measurer {
   }
 }
 
-function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
+export function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   return fragments;
