@@ -31,6 +31,8 @@ export interface Config {
   /** Days events are kept. */
   eventRetentionDays: number;
   webhooks: WebhookConfig;
+  /** How long an idle client connection is kept open (longer than a proxy in front keeps its own). */
+  keepAliveSeconds: number;
 }
 
 export interface WebhookConfig {
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Default: one process per core the machine (or its CPU quota) allows.
     webConcurrency: integer(env, 'WEB_CONCURRENCY', Math.min(64, availableParallelism()), 1, 64),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    keepAliveSeconds: integer(env, 'HTTP_KEEP_ALIVE_SECONDS', 75, 1, 3600),
     webhooks: {
       allowHttp: flag(env, 'WEBHOOK_ALLOW_HTTP', false),
       allowPrivateNetworks: flag(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),

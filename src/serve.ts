@@ -1,19 +1,12 @@
 // One serving process: open (and, alone, migrate) the database, serve, and shut down
 // gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the
 // database, exit 0). Run by main.ts on its own, or as each worker of a cluster (cluster.ts).
-import { createServer, type IncomingMessage } from 'node:http';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/connection.js';
 import { migrate } from './db/migrator.js';
-import { errorFields, type Logger } from './logger.js';
-import { createRateLimiter } from './rate-limit.js';
-import { createApp } from './server.js';
-import { schema } from './schema/index.js';
-import { createEventHub } from './events/hub.js';
-import { startDeliveries } from './webhooks/delivery.js';
-import { lazySecretBox } from './webhooks/secrets.js';
 import { seedDemo } from './db/demo-data.js';
-import { counterInPrimary, throttlesInPrimary } from './cluster/shared.js';
+import { startInstance } from './instance.js';
+import { errorFields, type Logger } from './logger.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -42,47 +35,15 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
   }
   const database = db;
 
-  const rateLimiter = createRateLimiter({
-    max: config.rateLimitMax,
-    windowSeconds: config.rateLimitWindowSeconds,
-    redisUrl: config.redisUrl,
-    // Workers count through the primary, so the limit is the cluster's, not one worker's.
-    local: worker ? counterInPrimary : undefined,
-    log,
+  const instance = await startInstance(config, log, database, { worker }).catch(async (error: Error) => {
+    console.error(`Cannot start: ${error.message}`);
+    await database.close().catch(() => undefined);
+    process.exit(1);
   });
-  await rateLimiter.ready;
-  let stopping = false;
-  // Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
-  const late = new WeakSet<IncomingMessage>();
-  // Each worker is an instance of its own here: its own LISTEN for events, and its own
-  // delivery loop (deliveries are leased FOR UPDATE SKIP LOCKED, so instances never collide).
-  const box = lazySecretBox(database.prisma, config.webhooks.secretKey);
-  const events = createEventHub(database, log);
-  const deliveries = startDeliveries({ db: database, hub: events, log, schema, box, config: config.webhooks });
-  const app = createApp({
-    db: database,
-    log,
-    rateLimiter,
-    trustProxy: config.trustProxy,
-    corsOrigins: config.corsOrigins,
-    tombstoneRetentionDays: config.tombstoneRetentionDays,
-    eventRetentionDays: config.eventRetentionDays,
-    webhooks: { policy: { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivateNetworks }, box, wake: deliveries.wake },
-    events,
-    draining: (arrived) => (arrived ? late.has(arrived) : stopping),
-    loginThrottles: worker ? throttlesInPrimary : undefined,
-  });
-  const server = createServer((req, res) => {
-    if (stopping) late.add(req);
-    void app(req, res);
-  });
-  server.listen(config.port, config.host, () => {
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    log.info(worker ? 'worker listening' : 'listening', { host: config.host, port, database: database.kind });
-    if (firstRun) printWelcome(firstRun, `http://localhost:${port}`);
-  });
+  log.info(worker ? 'worker listening' : 'listening', { host: config.host, port: instance.port, database: database.kind });
+  if (firstRun) printWelcome(firstRun, `http://localhost:${instance.port}`);
 
+  let stopping = false;
   async function shutdown(signal: string) {
     if (stopping) return;
     stopping = true;
@@ -92,14 +53,7 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
-    // close() stops accepting and resolves once in-flight requests have finished;
-    // idle keep-alive sockets are closed so they do not hold it open.
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await closed;
-    await deliveries.stop();
-    await events.close();
-    await rateLimiter.close();
+    await instance.stop();
     try {
       await database.close();
     } catch (error) {

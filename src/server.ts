@@ -10,10 +10,8 @@ import { createAdmission, withRateHeaders } from './auth/admission.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { Database } from './db/connection.js';
 import { tenantClients } from './db/tenant.js';
-import { scheduleTombstonePurge } from './db/tombstones.js';
 import type { WebhookServices } from './context.js';
 import { createEventHub, type EventHub } from './events/hub.js';
-import { scheduleEventPurge } from './events/retention.js';
 import { lazySecretBox } from './webhooks/secrets.js';
 import { apiError } from './errors.js';
 import { graphqlErrorResponse } from './graphql/error-policy.js';
@@ -48,10 +46,6 @@ export interface AppDeps {
   trustProxy?: number;
   /** Origins allowed to call the API from a browser (see http/cors.ts). */
   corsOrigins?: string[] | '*';
-  /** Days deleted records are kept as tombstones (see db/tombstones.ts). */
-  tombstoneRetentionDays?: number;
-  /** Days events are kept (see events/retention.ts). */
-  eventRetentionDays?: number;
   /** Webhook endpoints' address policy and secrets, and the delivery loop to wake. */
   webhooks?: WebhookServices;
   /** Committed events as this instance hears of them (subscriptions). */
@@ -66,8 +60,6 @@ export function createApp({
   rateLimiter,
   trustProxy = 0,
   corsOrigins = '*',
-  tombstoneRetentionDays = 90,
-  eventRetentionDays = 30,
   webhooks = { policy: { allowHttp: false, allowPrivate: false }, box: lazySecretBox(db.prisma, undefined), wake: () => undefined },
   events = createEventHub(db, log),
   draining = () => false,
@@ -80,8 +72,6 @@ export function createApp({
   const health = healthCheck(db, log);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);
   const cors = createCors(corsOrigins);
-  scheduleTombstonePurge(db.prisma, tombstoneRetentionDays, log);
-  scheduleEventPurge(db.prisma, eventRetentionDays, log);
 
   async function graphql(request: Request, requestId: string, address: string, logFields: Fields): Promise<Response> {
     if (wantsGraphiQL(request)) {

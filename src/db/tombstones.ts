@@ -22,8 +22,9 @@ export async function purgeTombstones(prisma: PrismaClient, retentionDays: numbe
   }
 }
 
-/** Purges now and every hour; unref'd, so it never keeps a stopping process alive. */
-export function scheduleTombstonePurge(prisma: PrismaClient, retentionDays: number, log: Logger): void {
+/** Purges now and every hour; unref'd, so it never keeps a stopping process alive. Answers how to stop. */
+export function scheduleTombstonePurge(prisma: PrismaClient, retentionDays: number, log: Logger): () => void {
   void purgeTombstones(prisma, retentionDays, log);
-  setInterval(() => void purgeTombstones(prisma, retentionDays, log), PURGE_EVERY_MS).unref();
+  const timer = setInterval(() => void purgeTombstones(prisma, retentionDays, log), PURGE_EVERY_MS).unref();
+  return () => clearInterval(timer);
 }

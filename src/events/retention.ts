@@ -26,8 +26,9 @@ export async function purgeEvents(prisma: PrismaClient, retentionDays: number, l
   }
 }
 
-/** Purges now and every hour; unref'd, so it never keeps a stopping process alive. */
-export function scheduleEventPurge(prisma: PrismaClient, retentionDays: number, log: Logger): void {
+/** Purges now and every hour; unref'd, so it never keeps a stopping process alive. Answers how to stop. */
+export function scheduleEventPurge(prisma: PrismaClient, retentionDays: number, log: Logger): () => void {
   void purgeEvents(prisma, retentionDays, log);
-  setInterval(() => void purgeEvents(prisma, retentionDays, log), PURGE_EVERY_MS).unref();
+  const timer = setInterval(() => void purgeEvents(prisma, retentionDays, log), PURGE_EVERY_MS).unref();
+  return () => clearInterval(timer);
 }

@@ -1,4 +1,4 @@
-// A running service on a fresh database, with organizations and API keys made for the test,
+// A service instance on a fresh database, with organizations and API keys made for the test,
 // and small clients that call it exactly as an integration would.
 import { request as httpRequest } from 'node:http';
 import { createApiKey } from '../../src/auth/api-keys.js';
@@ -7,7 +7,9 @@ import { parseScopes } from '../../src/auth/scopes.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { freshDatabase, type DbKind, type TestDatabase } from './databases.js';
-import { startServer, type RunningServer } from './processes.js';
+import { loadConfig } from '../../src/config.js';
+import { startInstance, type Instance } from '../../src/instance.js';
+import { createLogger } from '../../src/logger.js';
 
 export interface KeySpec {
   org: string;
@@ -19,7 +21,7 @@ export interface KeySpec {
 export interface Api {
   url: string;
   db: TestDatabase;
-  server: RunningServer;
+  server: ServedInstance;
   keys: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -58,10 +60,44 @@ export async function addUser(api: Pick<Api, 'db'>, org: string, email: string, 
   }
 }
 
+/** A service instance the test started: its address, its log, and how to stop it. */
+export interface ServedInstance {
+  url: string;
+  /** Every log line it wrote so far. */
+  output(): string;
+  stop(): Promise<unknown>;
+}
+
+/**
+ * Serves the app in this process, on a real port and the given database, configured from
+ * `env` exactly as the server reads its environment. Tests whose subject is the process
+ * itself (signals, cluster, CLI, first start) use startServer instead.
+ */
+export async function serveInProcess(env: Record<string, string>): Promise<ServedInstance> {
+  const config = loadConfig({ SEED_ON_FIRST_START: 'false', LOG_LEVEL: 'info', ...env, PORT: '0', HOST: '127.0.0.1' });
+  let output = '';
+  const log = createLogger(config.logLevel, (line) => (output += line));
+  const db = await openDatabase(config);
+  let instance: Instance;
+  try {
+    await migrate(db.sql);
+    instance = await startInstance(config, log, db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${instance.port}`,
+    output: () => output,
+    stop: () => (stopped ??= instance.stop().finally(() => db.close())),
+  };
+}
+
 export async function startApi(kind: DbKind, specs: Record<string, KeySpec>, env: Record<string, string> = {}): Promise<Api> {
   const db = await freshDatabase(kind);
   const keys = await makeKeys(db, specs);
-  const server = await startServer({ ...db.env, ...env });
+  const server = await serveInProcess({ ...db.env, ...env });
   return {
     url: server.url,
     db,

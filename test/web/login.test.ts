@@ -5,13 +5,14 @@ import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { csrfOf, makeKeys, postChunked, postLogin, type Api } from '../helpers/api.js';
 import { freshDatabase } from '../helpers/databases.js';
-import { startServer } from '../helpers/processes.js';
+import { startServer, type RunningServer } from '../helpers/processes.js';
 
 /** The server process's resident memory, in MB. */
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 describe('login', () => {
-  let api: Api;
+  // A process of its own: one test reads the server's memory.
+  let api: Omit<Api, 'server'> & { server: RunningServer };
   beforeAll(async () => {
     const database = await freshDatabase('postgres');
     await makeKeys(database, {}); // applies the migrations

@@ -5,8 +5,8 @@
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { call, gql, rest, startApi, type Api } from '../helpers/api.js';
-import { DB_KINDS } from '../helpers/databases.js';
+import { call, gql, makeKeys, rest, startApi, type Api } from '../helpers/api.js';
+import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -209,8 +209,11 @@ describe.each(DB_KINDS)('webhook safety and crashes on %s', (kind) => {
   it('a process killed mid-delivery leaves the delivery to be sent again, with the same webhook-id', async () => {
     const receiver = await startReceiver();
     const env = { ...LOCAL, WEBHOOK_LEASE_SECONDS: '2' };
-    const api = await startApi(kind, { acme: { org: 'Acme' } }, env);
-    let server = api.server;
+    // A process of its own: the test kills it.
+    const db = await freshDatabase(kind);
+    const keys = await makeKeys(db, { acme: { org: 'Acme' } });
+    let server = await startServer({ ...db.env, ...env });
+    const api = { url: server.url, db, keys };
     try {
       const acme = rest(api, api.keys.acme!);
       const hook = (await acme.post('/webhook_endpoints', { url: `${receiver.url}/crash` })).body;
