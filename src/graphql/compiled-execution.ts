@@ -4,7 +4,8 @@
 // which dominated the time of a page of records. A document is compiled once it has run
 // HOT_AFTER times: a one-off query would pay more for compiling than it saves.
 //
-// Not compiled: a document that selects a relation beneath a relation (customers' invoices'
+// Not compiled: a document larger than MAX_COMPILED_FIELDS once its fragments are written
+// out (compiling it could block the process for seconds), and one that selects a relation beneath a relation (customers' invoices'
 // lines). plugin-prisma finds what its parent query already loaded by the identity of the
 // resolve info's path links, which graphql-js shares between a field and its children and
 // graphql-jit builds afresh for every call: compiled, the inner relation was loaded again by
@@ -28,6 +29,38 @@ import { fragmentsOf } from './query-bounds.js';
 
 const HOT_AFTER = 3;
 const NEVER = -1;
+/**
+ * graphql-jit writes code for every field as the document reads once its fragments are
+ * expanded, so its cost follows that expanded size, which fragments spreading each other
+ * can double per level (1.5 KB: 2^40 fields) while the executor and the query bounds,
+ * which visit each fragment once, stay linear. Above this many, a document runs uncompiled.
+ */
+export const MAX_COMPILED_FIELDS = 1000;
+
+/** How many fields the document's operations hold with every fragment spread written out (capped just above the bound). */
+export function expandedFieldCount(document: DocumentNode): number {
+  const fragments = fragmentsOf(document);
+  const sizes = new Map<string, number>();
+  const cap = (n: number) => Math.min(n, MAX_COMPILED_FIELDS + 1);
+  const count = (set: SelectionSetNode): number =>
+    cap(
+      set.selections.reduce((sum, selection) => {
+        if (selection.kind === Kind.FIELD) return sum + 1 + (selection.selectionSet ? count(selection.selectionSet) : 0);
+        if (selection.kind === Kind.INLINE_FRAGMENT) return sum + count(selection.selectionSet);
+        return sum + spread(selection.name.value);
+      }, 0),
+    );
+  const spread = (name: string): number => {
+    const known = sizes.get(name);
+    if (known !== undefined) return known;
+    const fragment = fragments[name];
+    sizes.set(name, 0); // a cycle (invalid anyway) counts nothing
+    const size = fragment ? count(fragment.selectionSet) : 0;
+    sizes.set(name, size);
+    return size;
+  };
+  return cap(document.definitions.reduce((sum, d) => sum + (d.kind === Kind.OPERATION_DEFINITION ? count(d.selectionSet) : 0), 0));
+}
 
 /** Whether the document selects a Prisma relation field beneath another (fragments included). */
 export function selectsNestedRelations(schema: GraphQLSchema, document: DocumentNode): boolean {
@@ -75,7 +108,7 @@ export function useCompiledExecution(log: Logger): Plugin {
         if (count === undefined) {
           // Subscriptions stream from the standard executor.
           const subscription = document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription');
-          count = subscription || selectsNestedRelations(schema, document) ? NEVER : 0;
+          count = subscription || expandedFieldCount(document) > MAX_COMPILED_FIELDS || selectsNestedRelations(schema, document) ? NEVER : 0;
           runs.set(document, count);
         }
         if (count === NEVER) return false;

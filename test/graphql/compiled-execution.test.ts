@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { parse } from 'graphql';
-import { selectsNestedRelations, useCompiledExecution } from '../../src/graphql/compiled-execution.js';
+import { expandedFieldCount, MAX_COMPILED_FIELDS, selectsNestedRelations, useCompiledExecution } from '../../src/graphql/compiled-execution.js';
 import { schema as crmSchema } from '../../src/schema/index.js';
 import { createLogger } from '../../src/logger.js';
 
@@ -40,5 +40,15 @@ describe('compiled execution', () => {
     expect(nested('{ customers { data { invoices { ...Lines } } } } fragment Lines on Invoice { lineItems { amount } }')).toBe(true);
     expect(nested('{ customers { data { invoices { ... on Invoice { job { title } } } } } }')).toBe(true);
     expect(nested('{ customers { data { ...Deep } } } fragment Deep on Customer { jobs { customer { name } } }')).toBe(true);
+  });
+
+  it('measures a document by its fields with every fragment written out, without writing them out', () => {
+    const size = (query: string) => expandedFieldCount(parse(query));
+    expect(size('{ customers { data { name email } } }')).toBe(4);
+    expect(size('{ customers { data { ...C ...C } } } fragment C on Customer { name email }')).toBe(6);
+    expect(size('{ customers { data { ... on Customer { name } } } }')).toBe(3);
+    // Each level spreads the next twice: 2^40 fields, counted in a blink and capped just past the bound.
+    const levels = Array.from({ length: 40 }, (_, i) => `fragment F${i} on Customer { name ...F${i + 1} ...F${i + 1} }`).join(' ');
+    expect(size(`{ customers { data { ...F0 } } } ${levels} fragment F40 on Customer { email }`)).toBe(MAX_COMPILED_FIELDS + 1);
   });
 });
