@@ -28,4 +28,6 @@ export interface Context {
   webhooks: WebhookServices;
   /** Committed events as this instance hears of them (subscriptions). */
   events: EventHub;
+  /** The deployment's key for signing list cursors (see schema/cursor.ts). */
+  cursorKey: Buffer;
 }

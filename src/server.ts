@@ -9,6 +9,7 @@ import { GraphQLError } from 'graphql';
 import { createAdmission, withRateHeaders } from './auth/admission.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { Database } from './db/connection.js';
+import { lazyServiceKey } from './db/service-keys.js';
 import { tenantClients } from './db/tenant.js';
 import type { WebhookServices } from './context.js';
 import { createEventHub, type EventHub } from './events/hub.js';
@@ -67,7 +68,7 @@ export function createApp({
 }: AppDeps) {
   const authenticator = createAuthenticator(db, log);
   const admit = createAdmission(authenticator, rateLimiter, log);
-  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events });
+  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events, cursorKey: lazyServiceKey(db.prisma, 'cursors') });
   const idempotency = createIdempotency(db.prisma, log, webhooks.box);
   const health = healthCheck(db, log);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);

@@ -13,7 +13,10 @@ import {
   isInterfaceType,
   isObjectType,
   Kind,
+  Lexer,
   parse,
+  Source,
+  TokenKind,
   valueFromAST,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -26,7 +29,29 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { apiError } from '../errors.js';
 
-export const QUERY_BOUNDS = { maxDepth: 8, maxRootFields: 10, maxAliases: 30, maxCost: 25_000, maxTokens: 10_000 };
+export const QUERY_BOUNDS = { maxDepth: 8, maxRootFields: 10, maxAliases: 30, maxCost: 25_000, maxTokens: 10_000, maxNesting: 100 };
+
+const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
+
+/**
+ * How deep `{`, `[` and `(` nest, read by the lexer (no recursion), over at most maxTokens
+ * tokens. A document the lexer refuses counts 0: the parser reports its syntax error.
+ */
+export function nestingDepth(text: string): number {
+  const lexer = new Lexer(new Source(text));
+  let depth = 0;
+  let deepest = 0;
+  try {
+    for (let n = 0, token = lexer.advance(); token.kind !== TokenKind.EOF && n < QUERY_BOUNDS.maxTokens; n++, token = lexer.advance()) {
+      if (OPENING.has(token.kind)) deepest = Math.max(deepest, ++depth);
+      else if (CLOSING.has(token.kind)) depth--;
+    }
+  } catch {
+    return 0;
+  }
+  return deepest;
+}
 /** The size counted for a list without a `limit` (line items, summaries): its maximum. */
 export const UNBOUNDED_LIST_SIZE = 100;
 
@@ -167,7 +192,12 @@ export function useQueryBounds(): Plugin {
   return {
     // A huge document (a megabyte of list literal) is refused while it is parsed, not after.
     onParse({ setParseFn }) {
-      setParseFn((source, options) => parse(source, { ...options, maxTokens: QUERY_BOUNDS.maxTokens }));
+      setParseFn((source, options) => {
+        // The parser recurses once per level: a 4 KB list literal 2,000 deep overflowed its stack.
+        const depth = nestingDepth(typeof source === 'string' ? source : source.body);
+        if (depth > QUERY_BOUNDS.maxNesting) throw apiError('BAD_REQUEST', `The document nests brackets ${depth} levels deep; at most ${QUERY_BOUNDS.maxNesting} are allowed.`);
+        return parse(source, { ...options, maxTokens: QUERY_BOUNDS.maxTokens });
+      });
     },
     onExecute({ args, setResultAndStopExecution }) {
       const refusal = checkQueryBounds(args.schema, args.document, args.operationName, (args.variableValues ?? {}) as Record<string, unknown>);

@@ -12,6 +12,7 @@ import { schema } from '../schema/index.js';
 import { useCompiledExecution, useStandardExecution } from './compiled-execution.js';
 import { safeError, useErrorPolicy } from './error-policy.js';
 import { useQueryBounds } from './query-bounds.js';
+import { useTextInputRules } from './text-inputs.js';
 import type { Admission } from '../auth/admission.js';
 import { useRateLimitCharge } from './rate-limit-charge.js';
 
@@ -70,7 +71,17 @@ export function wantsGraphiQL(request: Request): boolean {
   return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
-export function createGraphQL({ log, rateLimiter, tenants, webhooks, events }: { log: Logger; rateLimiter: RateLimiter; tenants: (organizationId: string) => TenantClient; webhooks: WebhookServices; events: EventHub }) {
+export interface GraphQLDeps {
+  log: Logger;
+  rateLimiter: RateLimiter;
+  tenants: (organizationId: string) => TenantClient;
+  webhooks: WebhookServices;
+  events: EventHub;
+  /** The deployment's cursor key, read once (see schema/cursor.ts). */
+  cursorKey: () => Promise<Buffer>;
+}
+
+export function createGraphQL({ log, rateLimiter, tenants, webhooks, events, cursorKey }: GraphQLDeps) {
   return createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -90,13 +101,13 @@ export function createGraphQL({ log, rateLimiter, tenants, webhooks, events }: {
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
       defaultQuery: GRAPHIQL_EXAMPLE,
     },
-    plugins: [useQueryBounds(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log)],
+    plugins: [useQueryBounds(), useTextInputRules(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log)],
     // Masking is the error policy's (error-policy.ts), which has the request id at hand.
     maskedErrors: false,
-    context: ({ requestId, admission, inputErrors }) => {
+    context: async ({ requestId, admission, inputErrors }) => {
       if (!admission) throw safeError(new Error('operation without authentication'), log, requestId);
       const { auth } = admission;
-      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors, webhooks, events };
+      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors, webhooks, events, cursorKey: await cursorKey() };
     },
   });
 }

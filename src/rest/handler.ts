@@ -90,13 +90,11 @@ function unchanged(request: Request, etag: string): boolean {
 
 /** A GraphQL error in REST's words: snake_case fields, the route's scope, no type names. */
 function inRestWords(error: GraphQLError, route: Route): GraphQLError {
-  let code = codeOf(error);
+  const code = codeOf(error);
   const errors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
   let detail = error.message;
   if (errors?.length && code === 'BAD_REQUEST') detail = `Invalid fields: ${errors.map((e) => e.param).join(', ')}.`;
   else if (code === 'FORBIDDEN') detail = `This API key lacks the scope ${route.scope}.`;
-  // A version other than the one If-Match names: HTTP's own answer to a failed condition.
-  if (code === 'CONFLICT' && error.extensions?.currentVersion !== undefined) code = 'PRECONDITION_FAILED';
   return apiError(code, detail, { errors, headers: errorHeaders(error) });
 }
 

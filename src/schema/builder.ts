@@ -10,7 +10,7 @@ import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 
 function missingScopes(failure: AuthFailure): string[] {
-  if (failure.kind === AuthScopeFailureType.AuthScope) return [String(failure.parameter)];
+  if (failure.kind === AuthScopeFailureType.AuthScope) return ([] as unknown[]).concat(failure.parameter).map(String);
   if (failure.kind === AuthScopeFailureType.AnyAuthScopes || failure.kind === AuthScopeFailureType.AllAuthScopes) {
     return failure.failures.flatMap(missingScopes);
   }
@@ -21,7 +21,8 @@ export interface Types {
   Context: Context;
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
-  AuthScopes: { scope: Scope };
+  /** `scope`: this one; `anyScope`: at least one of these. */
+  AuthScopes: { scope: Scope; anyScope: readonly Scope[] };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     Date: { Input: Date; Output: Date };
@@ -34,7 +35,10 @@ export const builder = new SchemaBuilder<Types>({
   plugins: [ScopeAuthPlugin, PrismaPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
-    authScopes: (ctx) => ({ scope: (scope: Scope) => ctx.auth.scopes.has(scope) }),
+    authScopes: (ctx) => ({
+      scope: (scope: Scope) => ctx.auth.scopes.has(scope),
+      anyScope: (scopes: readonly Scope[]) => scopes.some((scope) => ctx.auth.scopes.has(scope)),
+    }),
     unauthorizedError: (_parent, _ctx, info, result) => {
       const scopes = missingScopes(result.failure);
       return apiError(

@@ -9,6 +9,7 @@ import { SOFT_DELETED_MODELS, type TenantClient } from '../db/tenant.js';
 import { apiError } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import { holdReferences, lockReferences, REFERENCE_FIELDS, type References } from './references.js';
 import { isUuid } from './validation.js';
 
 export type ResourceType = 'Customer' | 'Job' | 'Email' | 'Invoice' | 'Estimate' | 'Proposal';
@@ -29,11 +30,13 @@ export type Tx = Parameters<Extract<Parameters<TenantClient['$transaction']>[0],
 
 /**
  * Runs a write in a transaction that names its request: the event the change writes (a
- * trigger, at commit) records it as `request_id`.
+ * trigger, at commit) records it as `request_id`. The records the written one refers to
+ * (`references`: its customerId, jobId) are held first, so none is deleted under it.
  */
-export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId'>, write: (tx: Tx) => Promise<T>): Promise<T> {
+export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId' | 'auth'>, write: (tx: Tx) => Promise<T>, references: References = {}): Promise<T> {
   return ctx.prisma.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT set_config('crm.request_id', ${ctx.requestId}, true)`;
+    await holdReferences(tx, ctx.auth.organizationId, references);
     return write(tx);
   });
 }
@@ -50,6 +53,8 @@ export interface Change {
   from?: readonly string[];
   /** Restore changes deleted records; everything else, live ones. */
   deleted?: boolean;
+  /** Runs in the write's transaction before the write; throws to refuse it. */
+  before?: (tx: Tx, id: string) => Promise<void>;
   /** Runs after the write in its transaction; throws to undo it. */
   verify?: (db: Db, id: string) => Promise<void>;
 }
@@ -71,16 +76,18 @@ export async function changeRecord(ctx: Pick<Context, 'prisma' | 'auth' | 'reque
     ...(change.expectedVersion != null ? { version: change.expectedVersion } : {}),
     ...(change.from ? { status: { in: [...change.from] } } : {}),
   };
-  const write = async (db: Db) => {
-    const record = await model(db, type).update({ ...query, where, data: change.data });
-    await change.verify?.(db, id);
+  const write = async (tx: Tx) => {
+    await change.before?.(tx, id);
+    const record = await model(tx, type).update({ ...query, where, data: change.data });
+    await change.verify?.(tx, id);
     return record;
   };
   // A record that changes between a refused write and the look at why it was refused may
   // have become changeable: try again, a few times.
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await writing(ctx, write);
+      // The references the change sets (an update's customerId, jobId) are held like a create's.
+      return await writing(ctx, write, change.data as References);
     } catch (error) {
       if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025')) throw error;
     }
@@ -101,7 +108,7 @@ async function refuse(db: Db, type: ResourceType, id: string, change: Change): P
     throw apiError('CONFLICT', `Cannot restore ${item} ${id}: it is not deleted.`, { errors: [{ param: 'id', message: 'is not deleted' }] });
   }
   if (change.expectedVersion != null && current.version !== change.expectedVersion) {
-    throw apiError('CONFLICT', `The ${item} is at version ${String(current.version)}, not ${change.expectedVersion}: read it again, merge, and retry.`, {
+    throw apiError('PRECONDITION_FAILED', `The ${item} is at version ${String(current.version)}, not ${change.expectedVersion}: read it again, merge, and retry.`, {
       details: { currentVersion: current.version },
     });
   }
@@ -133,15 +140,18 @@ export async function refuseIfReferenced(db: Db, type: ResourceType, id: string)
   });
 }
 
-/** A record comes back only beside the records it refers to. */
-export async function refuseIfParentDeleted(db: Db, type: ResourceType, id: string): Promise<void> {
-  const parents = fieldsOf(type).filter((field) => isSoftDeleted(field) && !field.isList).map((field) => field.name);
-  if (parents.length === 0) return;
-  const record = await model(db, type).findFirst({
-    where: { id, deletedAt: undefined },
-    select: Object.fromEntries(parents.map((name) => [name, { select: { id: true, deletedAt: true } }])),
-  });
-  const deleted = parents.filter((name) => (record?.[name] as { deletedAt: Date | null } | null)?.deletedAt);
+/**
+ * A record comes back only beside the records it refers to: they are held (FOR SHARE) until
+ * the restore commits, so a concurrent delete of one of them waits and then sees it (409).
+ * Runs before the restore's write (see references.ts for why before).
+ */
+export async function refuseIfParentDeleted(tx: Tx, organizationId: string, type: ResourceType, id: string): Promise<void> {
+  const fields = REFERENCE_FIELDS.filter((field) => fieldsOf(type).some((f) => f.name === field));
+  if (fields.length === 0) return;
+  const record = await model(tx, type).findFirst({ where: { id, deletedAt: undefined }, select: Object.fromEntries(fields.map((field) => [field, true])) });
+  // No such record: the restore itself answers why.
+  if (!record) return;
+  const deleted = (await lockReferences(tx, organizationId, record)).map((field) => field.replace(/Id$/, ''));
   if (deleted.length === 0) return;
   throw apiError('CONFLICT', `Cannot restore ${delegateName(type)} ${id}: its ${deleted.join(' and ')} ${deleted.length === 1 ? 'is' : 'are'} deleted. Restore ${deleted.length === 1 ? 'it' : 'them'} first.`, {
     errors: deleted.map((name) => ({ param: `${name}Id`, message: 'names a deleted record' })),

@@ -1,9 +1,9 @@
 // List cursors: opaque to clients, they carry where a page ended, its order and the filters
-// of the list they belong to, with a check value bound to the organization, the resource and
-// those filters. A cursor is refused (400 naming `cursor`) when it was made for another
-// organization, list or filter, or is not one of ours at all; tampering can only move it
-// within the caller's own list, which reveals nothing.
-import { createHash } from 'node:crypto';
+// of the list they belong to, signed with a keyed MAC (HMAC-SHA-256 under a key the
+// deployment keeps in its database, the same on every instance) over all of that and the
+// organization and list they were made for. A cursor is refused (400 naming `cursor`) when
+// any part of it was altered, or it was made for another organization, list or filter.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidInput } from '../errors.js';
 
 export type Order = 'newest' | 'changes';
@@ -23,6 +23,8 @@ export interface CursorState {
 export interface CursorScope {
   organizationId: string;
   resource: string;
+  /** The deployment's cursor key (Context.cursorKey). */
+  key: Buffer;
 }
 
 const POSITION: Record<Order, RegExp> = {
@@ -30,14 +32,19 @@ const POSITION: Record<Order, RegExp> = {
   newest: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 };
 
-function check(scope: CursorScope, order: Order, filters: Filters): string {
-  const text = JSON.stringify([scope.organizationId, scope.resource, order, Object.entries(filters).sort(([a], [b]) => a.localeCompare(b))]);
-  return createHash('sha256').update(text).digest('base64url').slice(0, 16);
+/** The largest change sequence PostgreSQL's bigint holds. */
+const MAX_SEQUENCE = 9223372036854775807n;
+
+type Body = { o: Order; p: number; k: string; f: Filters; t?: number };
+
+function mac(scope: CursorScope, body: Body): Buffer {
+  const text = JSON.stringify([scope.organizationId, scope.resource, body.o, body.p, body.k, Object.entries(body.f).sort(([a], [b]) => a.localeCompare(b)), body.t ?? null]);
+  return createHmac('sha256', scope.key).update(text).digest().subarray(0, 16);
 }
 
 export function writeCursor(scope: CursorScope, state: CursorState): string {
-  const body = { o: state.order, p: state.page, k: state.position, f: state.filters, t: state.total, h: check(scope, state.order, state.filters) };
-  return Buffer.from(JSON.stringify(body)).toString('base64url');
+  const body: Body = { o: state.order, p: state.page, k: state.position, f: state.filters, t: state.total };
+  return Buffer.from(JSON.stringify({ ...body, h: mac(scope, body).toString('base64url') })).toString('base64url');
 }
 
 const refused = (message: string) => invalidInput([{ param: 'cursor', message }]);
@@ -50,10 +57,10 @@ function isFilters(value: unknown): value is Filters {
 }
 
 /**
- * The state a cursor carries. `given`: the filters the request names besides the cursor;
+ * The state a cursor carries. `requested`: the filters the request names besides the cursor;
  * each must be the cursor's own (a cursor alone continues its list with its filters).
  */
-export function readCursor(raw: string, scope: CursorScope, given: Filters): CursorState {
+export function readCursor(raw: string, scope: CursorScope, requested: Filters): CursorState {
   let body: { o?: unknown; p?: unknown; k?: unknown; f?: unknown; t?: unknown; h?: unknown };
   try {
     if (raw.length > 2000 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url');
@@ -68,12 +75,17 @@ export function readCursor(raw: string, scope: CursorScope, given: Filters): Cur
     typeof page !== 'number' || !Number.isInteger(page) || page < 1 || page > 1e9 ||
     typeof position !== 'string' || !POSITION[order].test(position) ||
     !isFilters(filters) ||
-    (total !== undefined && (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0))
+    (total !== undefined && (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0)) ||
+    (order === 'changes' && BigInt(position) > MAX_SEQUENCE)
   ) {
     throw refused('is not a cursor of this API (use a nextCursor exactly as received)');
   }
-  if (h !== check(scope, order, filters)) throw refused('belongs to another list, filter or organization');
-  for (const [name, value] of Object.entries(given)) {
+  const expected = mac(scope, { o: order, p: page, k: position, f: filters, t: total });
+  const given = typeof h === 'string' ? Buffer.from(h, 'base64url') : Buffer.alloc(0);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw refused('was altered, or belongs to another list, filter or organization (use a nextCursor exactly as received)');
+  }
+  for (const [name, value] of Object.entries(requested)) {
     if (filters[name] !== value) throw refused(`was made for another filter (${name}); send the cursor alone, or with its own filters`);
   }
   return { order, page, position, filters, total };

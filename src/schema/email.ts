@@ -78,7 +78,7 @@ builder.mutationField('createEmail', (t) =>
           body: body ?? '',
           sentAt: input.sentAt ?? new Date(),
         },
-      }));
+      }), { customerId });
     },
   }),
 );

@@ -5,6 +5,7 @@ import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { invalidInput } from '../errors.js';
 import { formatEvent, type EventRow } from '../events/format.js';
+import { EVENT_TYPES } from '../events/types.js';
 import { builder } from './builder.js';
 import { readCursor, writeCursor } from './cursor.js';
 import { named, pageType, pageWindow } from './pagination.js';
@@ -18,7 +19,8 @@ export function readableResources(ctx: Pick<Context, 'auth'>): string[] {
   return RESOURCES.filter((resource) => ctx.auth.scopes.has(`${resource}s:read` as Scope));
 }
 
-const mayRead = (ctx: Context) => readableResources(ctx).length > 0;
+/** Any one of these reads some events (a refusal names them all). */
+export const EVENT_READ_SCOPES: readonly Scope[] = ['events:read', ...RESOURCES.map((resource) => `${resource}s:read` as Scope)];
 
 export const Event = builder.prismaObject('Event', {
   description: 'A change to a record, as it committed.',
@@ -42,7 +44,7 @@ builder.queryFields((t) => ({
     type: EventPage,
     nullable: true,
     description: 'Events, newest first; with `after`, the events committed after that one, oldest first (to catch up).',
-    authScopes: (_root, _args, ctx) => mayRead(ctx),
+    authScopes: { anyScope: EVENT_READ_SCOPES },
     extensions: restExtension({ path: 'events', kind: 'list', scope: 'events:read' }),
     args: {
       page: t.arg.int({ defaultValue: 1, description: 'Page number, from 1.' }),
@@ -52,7 +54,7 @@ builder.queryFields((t) => ({
       after: t.arg.string({ description: 'An event id: the events committed after it, oldest first.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const list = { organizationId: ctx.auth.organizationId, resource: 'events' };
+      const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: 'events' };
       const given = named({ type: args.type ?? undefined, after: args.after ?? undefined });
       const cursor = args.cursor == null ? undefined : readCursor(args.cursor, list, given);
       if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
@@ -64,6 +66,9 @@ builder.queryFields((t) => ({
         const after = await ctx.prisma.event.findFirst({ where: { id: String(filters.after) }, select: { seq: true } });
         if (!after) throw invalidInput([{ param: 'after', message: 'does not name an event of this organization (it may be older than the retention)' }]);
         from = after.seq;
+      }
+      if (filters.type !== undefined && !EVENT_TYPES.has(String(filters.type))) {
+        throw invalidInput([{ param: 'type', message: `is not an event type (known: ${[...EVENT_TYPES].join(', ')})` }]);
       }
       const where = { resource: { in: readableResources(ctx) }, ...(filters.type ? { type: String(filters.type) } : {}) };
       const position = cursor ? BigInt(cursor.position) : from;
@@ -87,7 +92,7 @@ builder.queryFields((t) => ({
   event: t.prismaField({
     type: 'Event',
     nullable: true,
-    authScopes: (_root, _args, ctx) => mayRead(ctx),
+    authScopes: { anyScope: EVENT_READ_SCOPES },
     extensions: restExtension({ path: 'events', kind: 'item', scope: 'events:read' }),
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, { id }, ctx) => ctx.prisma.event.findFirst({ ...query, where: { id: String(id), resource: { in: readableResources(ctx) } } }),

@@ -92,7 +92,7 @@ builder.mutationField('createJob', (t) =>
       return writing(ctx, (tx) => tx.job.create({
         ...query,
         data: { organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
-      }));
+      }), { customerId });
     },
   }),
 );

@@ -157,7 +157,7 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
           const data = { ...checked, organizationId, number: await nextNumber(tx, organizationId, kind), [date]: day };
           const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
           return model.create({ ...query, data }) as never;
-        });
+        }, { customerId: checked.customerId, jobId: checked.jobId });
       },
     }),
   );

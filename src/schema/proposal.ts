@@ -82,7 +82,7 @@ builder.mutationField('createProposal', (t) =>
       return writing(ctx, (tx) => tx.proposal.create({
         ...query,
         data: { organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, totalAmount, currency },
-      }));
+      }), { customerId });
     },
   }),
 );

@@ -1,7 +1,19 @@
-// References between records (customer_id, job_id) must name a record of the caller's own
-// organization; the tenant client makes a foreign id indistinguishable from a missing one.
+// References between records (customer_id, job_id) must name a live record of the caller's
+// own organization; the tenant client makes a foreign id indistinguishable from a missing one.
+//
+// Checked twice: `requireReference` before the write, so a request hears of every fault at
+// once, and `holdReferences` inside the write's transaction, which is what makes the rule
+// hold under concurrency. It takes the referenced rows FOR SHARE: a delete's UPDATE of the
+// same row waits for the write to commit (and then finds its new child, 409), or the write
+// waits for the delete (and then finds the row deleted, 400). Exactly one of them wins.
+// Every write takes these locks before its first change, so none waits for a row while
+// holding the organization's change-sequence lock (which would deadlock with a delete).
 import { invalidInput } from '../errors.js';
+import { Prisma } from '../generated/prisma/client.js';
+import type { Tx } from './changes.js';
 import { isUuid, type InputCheck } from './validation.js';
+
+const NOT_FOUND = 'does not name a record of this organization';
 
 interface Countable {
   count(args: { where: { id: string } }): Promise<number>;
@@ -9,7 +21,42 @@ interface Countable {
 
 export async function requireReference(check: InputCheck, model: Countable, param: string, id: string | null): Promise<void> {
   if (id === null || check.errors.some((e) => e.param === param)) return;
-  if ((await model.count({ where: { id } })) === 0) check.fail(param, 'does not name a record of this organization');
+  if ((await model.count({ where: { id } })) === 0) check.fail(param, NOT_FOUND);
+}
+
+/** The reference fields, in the order their rows are locked, and the table each names. */
+const TABLES = { customerId: Prisma.raw('customers'), jobId: Prisma.raw('jobs') };
+
+export type ReferenceField = keyof typeof TABLES;
+export const REFERENCE_FIELDS = Object.keys(TABLES) as ReferenceField[];
+
+/** What a record refers to: the reference fields among a create's or an update's data (null: none). */
+export type References = Partial<Record<ReferenceField, unknown>>;
+
+/**
+ * Locks the live records `references` names FOR SHARE until the transaction ends, and
+ * answers the fields whose record is missing or deleted.
+ */
+export async function lockReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, references: References): Promise<ReferenceField[]> {
+  const missing: ReferenceField[] = [];
+  for (const field of REFERENCE_FIELDS) {
+    const id = references[field];
+    if (typeof id !== 'string') continue;
+    if (!isUuid(id)) {
+      missing.push(field);
+      continue;
+    }
+    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${TABLES[field]}
+      WHERE organization_id = ${organizationId}::uuid AND id = ${id}::uuid AND deleted_at IS NULL FOR SHARE`;
+    if (rows.length === 0) missing.push(field);
+  }
+  return missing;
+}
+
+/** `lockReferences` for a create or an update: a reference to no live record is a 400 naming it. */
+export async function holdReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, references: References): Promise<void> {
+  const missing = await lockReferences(tx, organizationId, references);
+  if (missing.length > 0) throw invalidInput(missing.map((param) => ({ param, message: NOT_FOUND })));
 }
 
 /** The `customerId` list filter; another organization's customer simply matches nothing. */

@@ -116,7 +116,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
         });
         // The maintained counts cover the whole organization, or one value of the split.
         const counted = (f: Filters) => (!f.customerId && !f.search ? recordTotal(ctx, spec.path, spec.split ? (f[spec.split.arg] as string) : undefined) : undefined);
-        const list = { organizationId: ctx.auth.organizationId, resource: spec.path, filters, where, counted };
+        const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: spec.path, filters, where, counted };
         return paginate(delegate(ctx, spec.type), list, args, queryFromInfo({ context: ctx, info, path: ['data'] }), asksForPagination(info)) as never;
       },
     }),
@@ -142,7 +142,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
         args: {
           id: t.arg.id({ required: true }),
           ...(options.input ? { input: t.arg({ type: options.input, required: true }) } : {}),
-          expectedVersion: t.arg.int({ description: 'Change only if the record is still at this version (otherwise CONFLICT with `currentVersion`).' }),
+          expectedVersion: t.arg.int({ description: 'Change only if the record is still at this version (otherwise PRECONDITION_FAILED with `currentVersion`).' }),
         },
         resolve: (query, _root, args, ctx) => run({ ...(args as object), id: String(args.id) } as never, ctx, query) as never,
       }),
@@ -173,6 +173,8 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
   changeField(
     `delete${spec.type}`,
     { description: `Deletes ${an(item)} (softly: it can be restored).${spec.deletable ? ` Only while ${spec.deletable.join(' or ')}.` : ''} Records that live records refer to cannot be deleted.`, rest: rest('delete') },
+    // The delete's UPDATE locks the row before the check for live children: a write holding
+    // the row as a reference (references.ts) commits first and is counted, or waits and fails.
     ({ id, expectedVersion }, ctx, query) =>
       changeRecord(ctx, spec.type, id, { action: 'delete', from: spec.deletable, data: { deletedAt: new Date() }, expectedVersion, verify: (db) => refuseIfReferenced(db, spec.type, id) }, query),
   );
@@ -180,7 +182,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
     `restore${spec.type}`,
     { description: `Restores a deleted ${item}, beside the records it refers to.`, rest: rest('restore') },
     ({ id, expectedVersion }, ctx, query) =>
-      changeRecord(ctx, spec.type, id, { action: 'restore', deleted: true, data: { deletedAt: null }, expectedVersion, verify: (db) => refuseIfParentDeleted(db, spec.type, id) }, query),
+      changeRecord(ctx, spec.type, id, { action: 'restore', deleted: true, data: { deletedAt: null }, expectedVersion, before: (tx) => refuseIfParentDeleted(tx, ctx.auth.organizationId, spec.type, id) }, query),
   );
 }
 

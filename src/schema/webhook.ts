@@ -144,7 +144,7 @@ builder.queryFields((t) => ({
       cursor: t.arg.string({ description: "Continues from a page's `nextCursor`." }),
     },
     resolve: (_root, args, ctx) =>
-      paginate(ctx.prisma.webhookEndpoint, { organizationId: ctx.auth.organizationId, resource: 'webhook_endpoints', filters: {}, where: () => ({}) }, args, {}),
+      paginate(ctx.prisma.webhookEndpoint, { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: 'webhook_endpoints', filters: {}, where: () => ({}) }, args, {}),
   }),
   webhookEndpoint: t.field({
     type: WebhookEndpoint,
@@ -168,7 +168,7 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const endpoint = await endpointOf(ctx, String(args.id));
-      const list = { organizationId: ctx.auth.organizationId, resource: 'webhook_attempts', filters: named({ endpointId: endpoint.id }), where: () => ({ endpointId: endpoint.id }) };
+      const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: 'webhook_attempts', filters: named({ endpointId: endpoint.id }), where: () => ({ endpointId: endpoint.id }) };
       return paginate(ctx.prisma.webhookAttempt, list, args, {});
     },
   }),

@@ -5,6 +5,7 @@
 // webhooks; without it, a key the service made for itself and kept in `service_keys`.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { lazyServiceKey, serviceKey } from '../db/service-keys.js';
 
 export const SECRET_PREFIX = 'whsec_';
 /** How a sealed value begins. */
@@ -38,21 +39,15 @@ function box(key: Buffer): SecretBox {
 
 /** The box of this deployment: from WEBHOOK_SECRET_KEY, or the service's own stored key. */
 export async function secretBox(prisma: PrismaClient, configured: string | undefined): Promise<SecretBox> {
-  if (configured) return box(createHash('sha256').update(configured).digest());
-  // Several instances may start at once: the first key written wins, and all read it.
-  await prisma.serviceKey.createMany({ data: [{ name: 'webhook-secrets', value: randomBytes(32).toString('base64') }], skipDuplicates: true });
-  const stored = await prisma.serviceKey.findUniqueOrThrow({ where: { name: 'webhook-secrets' } });
-  return box(Buffer.from(stored.value, 'base64'));
+  return box(configured ? createHash('sha256').update(configured).digest() : await serviceKey(prisma, 'webhook-secrets'));
 }
 
 /** The box, made on first use and then shared. */
 export function lazySecretBox(prisma: PrismaClient, configured: string | undefined): () => Promise<SecretBox> {
-  let made: Promise<SecretBox> | undefined;
-  return () => {
-    made ??= secretBox(prisma, configured).catch((error: unknown) => {
-      made = undefined;
-      throw error;
-    });
-    return made;
-  };
+  if (configured) {
+    const made = Promise.resolve(box(createHash('sha256').update(configured).digest()));
+    return () => made;
+  }
+  const key = lazyServiceKey(prisma, 'webhook-secrets');
+  return async () => box(await key());
 }

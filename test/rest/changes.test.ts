@@ -356,7 +356,7 @@ describe.each(DB_KINDS)('REST changes on %s', (kind) => {
     expect((await acme.get(`/invoices/${invoice.id}`)).body.status).toBe('draft');
   });
 
-  it('GraphQL: update, delete and restore with expectedVersion; a stale version is a CONFLICT carrying the current version', async () => {
+  it('GraphQL: update, delete and restore with expectedVersion; a stale version is a PRECONDITION_FAILED carrying the current version', async () => {
     const ada = await newCustomer();
     const updated = await gql(api, api.keys.acme!, 'mutation($id: ID!) { updateCustomer(id: $id, input: { name: "Ada G" }, expectedVersion: 1) { name version } }', { id: ada.id });
     expect(updated.updateCustomer).toEqual({ name: 'Ada G', version: 2 });
@@ -365,7 +365,7 @@ describe.each(DB_KINDS)('REST changes on %s', (kind) => {
       key: api.keys.acme,
       json: { query: 'mutation($id: ID!) { updateCustomer(id: $id, input: { name: "Late" }, expectedVersion: 1) { name } }', variables: { id: ada.id } },
     });
-    expect(stale.body.errors[0].extensions).toEqual({ code: 'CONFLICT', currentVersion: 2 });
+    expect(stale.body.errors[0].extensions).toEqual({ code: 'PRECONDITION_FAILED', currentVersion: 2 });
     const deleted = await gql(api, api.keys.acme!, 'mutation($id: ID!) { deleteCustomer(id: $id) { id deletedAt version } }', { id: ada.id });
     expect(deleted.deleteCustomer).toMatchObject({ id: ada.id, deletedAt: expect.any(String), version: 3 });
     const restored = await gql(api, api.keys.acme!, 'mutation($id: ID!) { restoreCustomer(id: $id, expectedVersion: 3) { deletedAt version } }', { id: ada.id });
