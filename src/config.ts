@@ -87,14 +87,15 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
+  const schemes = `${protocols.slice(0, -1).join(', ')} or ${protocols.at(-1)}`;
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}`);
+    throw new ConfigError(name, `must be a URL starting with ${schemes}`);
   }
   if (!protocols.includes(parsed.protocol.slice(0, -1))) {
-    throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')} (got ${parsed.protocol}//...)`);
+    throw new ConfigError(name, `must be a URL starting with ${schemes} (got ${parsed.protocol}//...)`);
   }
   return raw;
 }
@@ -148,7 +149,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres', 'postgresql']),
     poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     dataDir: env.DATA_DIR || './data',
-    redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss']),
+    // redis+cluster:// (rediss+cluster://): a Redis Cluster; a redis:// node that is one is found at start.
+    redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss', 'redis+cluster', 'rediss+cluster']),
     // No cap: the limiter's cost per request does not depend on the limit.
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, Number.MAX_SAFE_INTEGER),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),

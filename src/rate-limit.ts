@@ -2,16 +2,17 @@
 // for requests without a valid key, per client address), a leaky bucket (./rate-limit/
 // allowance.ts) counted in memory or, with REDIS_URL, in Redis so every instance shares it.
 // When Redis fails or hangs, a circuit breaker counts in this instance's memory and probes
-// Redis in the background, so an outage costs one timeout, not one per request.
-import { Redis } from 'ioredis';
+// Redis in the background, so an outage costs one timeout, not one per request. Redis may
+// be one server or a Redis Cluster (./rate-limit/connection.ts).
 import type { Logger } from './logger.js';
 import { standing, type Charge, type Policy } from './rate-limit/allowance.js';
+import { RedisConnection } from './rate-limit/connection.js';
 import { MemoryCounter } from './rate-limit/memory.js';
-import { RedisCounter } from './rate-limit/redis.js';
+import { RATE_LIMIT_SCRIPTS, RedisCounter } from './rate-limit/redis.js';
 
 /** How long a request waits for Redis before the breaker opens. */
 const COMMAND_TIMEOUT_MS = 500;
-/** How long the first connection to Redis may take before it counts as failed. */
+/** How long the first connection to Redis (a cluster: learning its slots) may take before it counts as failed. */
 const CONNECT_TIMEOUT_MS = 2000;
 /** How often Redis is probed while the limiter counts in memory. */
 const PROBE_MS = 1000;
@@ -30,7 +31,8 @@ export interface RateLimiter {
   /** Where `identity` stands, without charging anything: limited when not one unit fits. */
   peek(identity: string): Promise<RateState>;
   /**
-   * Settles once the first Redis connection is made or has failed (at once without Redis).
+   * Settles once the first Redis connection is made (on a cluster node: the cluster's slots
+   * are known) or has failed (at once without Redis).
    * A server listens after it: a request that found the connection still opening would take
    * it for an outage and count in this instance's memory until the next probe.
    */
@@ -58,34 +60,29 @@ export interface RateLimitOptions {
 export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix = 'rate-limit:', local = (p) => new MemoryCounter(p), log }: RateLimitOptions): RateLimiter {
   const policy: Policy = { max, windowMs: windowSeconds * 1000 };
   const memory = local(policy);
-  const redis = redisUrl
-    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: CONNECT_TIMEOUT_MS })
-    : undefined;
-  redis?.on('error', () => undefined); // reported below, once per outage
+  const redis = redisUrl ? new RedisConnection(redisUrl, { connectTimeoutMs: CONNECT_TIMEOUT_MS, scripts: RATE_LIMIT_SCRIPTS, log }) : undefined;
   const shared = redis && new RedisCounter(redis, policy, redisKeyPrefix);
   // The first connection: made, or failed (an error, or no answer within the connect timeout).
-  const connected: Promise<void> = redis
-    ? new Promise<void>((resolve) => {
-        redis.once('ready', resolve).once('error', resolve);
-        setTimeout(resolve, CONNECT_TIMEOUT_MS).unref();
-      })
-    : Promise.resolve();
+  const connected: Promise<void> = redis ? redis.ready : Promise.resolve();
   // A request that comes before it waits for it as for a command, rather than taking the
   // first requests after a start for an outage.
   let connecting: Promise<void> | undefined =
     redis && Promise.race([connected, new Promise<void>((resolve) => setTimeout(resolve, COMMAND_TIMEOUT_MS).unref())]).then(() => (connecting = undefined));
   let prober: NodeJS.Timeout | undefined; // set while the breaker is open (counting in memory)
 
-  function open(error: unknown) {
+  /** `identity`: the one whose charge failed. */
+  function open(error: unknown, identity: string) {
     if (prober) return;
     log.warn("Redis is unreachable: counting rate limits in this instance's memory until it returns", { error: (error as Error).message });
-    // One probe at a time: while Redis hangs, its PING waits, and its answer ends the outage.
+    // The probe looks at that identity's count (charging nothing): on a cluster it goes to the
+    // node that failed, not to one that answers while the failed one is still out. One probe
+    // at a time, with no deadline: while Redis hangs, it waits, and its answer ends the outage.
     let probing = false;
     prober = setInterval(() => {
       if (probing) return;
       probing = true;
-      redis!
-        .ping()
+      shared!
+        .charge(identity, 0)
         .then(() => {
           clearInterval(prober);
           prober = undefined;
@@ -102,7 +99,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
       try {
         return await shared.charge(identity, units, COMMAND_TIMEOUT_MS);
       } catch (error) {
-        open(error);
+        open(error, identity);
       }
     }
     return memory.charge(identity, units);
@@ -116,7 +113,7 @@ export function createRateLimiter({ max, windowSeconds, redisUrl, redisKeyPrefix
     async close() {
       clearInterval(prober);
       memory.close();
-      redis?.disconnect();
+      redis?.close();
     },
   };
 }

@@ -21,6 +21,7 @@ describe('configuration', () => {
       tombstoneRetentionDays: 90,
       webConcurrency: Math.min(64, availableParallelism()),
       eventRetentionDays: 30,
+      keepAliveSeconds: 75,
       webhooks: {
         allowHttp: false,
         allowPrivateNetworks: false,

@@ -1,9 +1,10 @@
 // The allowance counted in Redis, shared by every instance: one Lua script per charge reads,
 // drains, checks and writes the identity's bucket atomically (a read, then a write from
 // Node would let concurrent requests all see the same room), in one round trip. Redis's own
-// clock drives the drain, so instances with skewed clocks agree.
-import type { Redis } from 'ioredis';
+// clock drives the drain, so instances with skewed clocks agree. On a Redis Cluster the
+// script's one key sits in one slot, and so on one node, which runs it atomically.
 import type { Charge, Policy } from './allowance.js';
+import type { RedisClient, RedisConnection } from './connection.js';
 
 /**
  * Same rule as `charge` in ./allowance.ts. Times in microseconds: TIME's integer seconds and
@@ -30,24 +31,30 @@ end
 return { admitted and 1 or 0, string.format('%.17g', level) }
 `;
 
-type Charging = Redis & { rateLimitCharge(key: string, max: number, windowUs: number, units: number): Promise<[number, string]> };
+/** The commands every Redis client of the limiter defines (ioredis sends EVALSHA, and EVAL once where a node lacks the script). */
+export const RATE_LIMIT_SCRIPTS = { rateLimitCharge: { numberOfKeys: 1, lua: CHARGE_SCRIPT } };
+
+type Charging = RedisClient & { rateLimitCharge(key: string, max: number, windowUs: number, units: number): Promise<[number, string]> };
+
+/**
+ * The Redis key of an identity's bucket. The identity is a hash tag: its slot (on a cluster)
+ * is decided by the identity alone, whatever the prefix, so identities spread over the nodes.
+ */
+export const redisKey = (prefix: string, identity: string) => `${prefix}{${identity}}`;
 
 export class RedisCounter {
-  private readonly redis: Charging;
-
   constructor(
-    redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly policy: Policy,
     private readonly prefix: string,
-  ) {
-    // defineCommand sends EVALSHA and falls back to EVAL once when Redis lacks the script.
-    redis.defineCommand('rateLimitCharge', { numberOfKeys: 1, lua: CHARGE_SCRIPT });
-    this.redis = redis as Charging;
-  }
+  ) {}
 
-  /** Rejects when Redis has not answered in `timeoutMs`. */
-  async charge(identity: string, units: number, timeoutMs: number): Promise<Charge> {
-    const [admitted, level] = await deadline(this.redis.rateLimitCharge(this.prefix + identity, this.policy.max, this.policy.windowMs * 1000, units), timeoutMs);
+  /** Rejects when Redis has not answered in `timeoutMs` (without one, waits for its answer). */
+  async charge(identity: string, units: number, timeoutMs?: number): Promise<Charge> {
+    const key = redisKey(this.prefix, identity);
+    const send = (client: RedisClient) => (client as Charging).rateLimitCharge(key, this.policy.max, this.policy.windowMs * 1000, units);
+    const answer = this.redis.run(send);
+    const [admitted, level] = await (timeoutMs === undefined ? answer : deadline(answer, timeoutMs));
     return { admitted: admitted === 1, level: Number(level) };
   }
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { createRateLimiter, rateLimitHeaders, type RateLimiter } from '../../src/rate-limit.js';
 import { MemoryCounter } from '../../src/rate-limit/memory.js';
+import { redisKey } from '../../src/rate-limit/redis.js';
 
 const log = createLogger('silent');
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -105,7 +106,7 @@ describe('the limiter over Redis', () => {
     const { Redis } = await import('ioredis');
     const redis = new Redis(REDIS_URL);
     try {
-      const ttl = await redis.pttl(`${prefix}key:brief`);
+      const ttl = await redis.pttl(redisKey(prefix, 'key:brief'));
       expect(ttl).toBeGreaterThan(17_000);
       expect(ttl).toBeLessThanOrEqual(18_000);
     } finally {

@@ -15,6 +15,15 @@ describe('webhook rules', () => {
     for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(address), address).toBe(true);
   });
 
+  it('every IPv6 form that embeds a refused IPv4 address is refused: mapped, compatible, 6to4, NAT64, Teredo', () => {
+    // As a URL's host, [::127.0.0.1] is normalised to [::7f00:1]: both spellings are judged alike.
+    for (const host of ['[::127.0.0.1]', '[::7f00:1]', '[2002:7f00:1::]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::ffff:a00:1]', '[2002:a9fe:a9fe::1]', '[::10.0.0.1]', '[64:ff9b::7f00:1]', '[64:ff9b:1::1]', '[2001:0:4136:e378:8000:63bf:3fff:fdd2]']) {
+      const address = new URL(`http://${host}/`).hostname.replace(/^\[|\]$/g, '');
+      expect(isPublicAddress(address), host).toBe(false);
+    }
+    for (const address of ['2002:808:808::1', '::ffff:808:808', '::808:808', '2a00:1450:4001:80b::200e']) expect(isPublicAddress(address), address).toBe(true);
+  });
+
   it('endpoint URLs are https (http only when allowed), absolute, without credentials', () => {
     const strict = { allowHttp: false, allowPrivate: false };
     expect(urlFault('https://hooks.example.com/crm', strict)).toBeUndefined();
