@@ -22,21 +22,52 @@ export interface RunningServer {
   exited: Promise<number | null>;
 }
 
-/** `args`: Node's arguments; by default the TypeScript sources, as `npm start` runs them. */
-export function startServer(env: Record<string, string>, args = ['--import', 'tsx', 'src/main.ts']): Promise<RunningServer> {
-  return listening(spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] }));
+/**
+ * `args`: Node's arguments; by default the TypeScript sources, as `npm start` runs them.
+ * A server not listening within `timeoutMs` is killed, and the start fails.
+ */
+export function startServer(env: Record<string, string>, args = ['--import', 'tsx', 'src/main.ts'], timeoutMs = 30_000): Promise<RunningServer> {
+  return listening(timeoutMs, spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
 }
 
 /** `npm run <script>` (start, start:production) exactly as a user or a process manager runs it. */
 export function startNpm(script: string, env: Record<string, string>): Promise<RunningServer> {
-  return listening(spawn('npm', ['run', '--silent', script], { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] }));
+  return listening(30_000, spawn('npm', ['run', '--silent', script], { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
 }
 
-function listening(child: ChildProcess): Promise<RunningServer> {
+/**
+ * Children run in a process group of their own (`detached`), so that killing one kills what
+ * it started too (npm's node); every one still running is killed when the test process exits.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) killGroup(child);
+});
+
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+function track<T extends ChildProcess>(child: T): T {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+function listening(timeoutMs: number, child: ChildProcess): Promise<RunningServer> {
+  track(child);
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      // A server that did not start in time is not left running behind the failed test.
+      killGroup(child);
+      reject(new Error(`server did not start in time:\n${output}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /"msg":"listening".*"port":(\d+)/.exec(output);
@@ -75,7 +106,7 @@ export function runNpm(script: string, args: string[], env: Record<string, strin
 }
 
 function run(command: string, args: string[], env: Record<string, string>, stdin: string): Promise<CliResult> {
-  const child = spawn(command, args, { cwd: ROOT, env: childEnv(env), stdio: 'pipe' });
+  const child = track(spawn(command, args, { cwd: ROOT, env: childEnv(env), stdio: 'pipe', detached: true }));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
