@@ -6,6 +6,7 @@
 // npm run bench -- profile [--scenario rest-list|graphql-list|nested --customers 100000]
 // npm run bench -- one [--scenario rest-list|graphql-list|nested --customers 100000]
 // npm run bench -- cpu [--customers 100000 --only REST|GraphQL|Prisma|pg]
+// npm run bench -- fanout
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -23,6 +24,7 @@ import { syncWalk, updatedSince, type Bench } from './sync.js';
 import { startReceiver, webhookBench } from './events.js';
 import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
 import { cpuCost, cpuTable } from './cpu.js';
+import { fanOut, fanOutTable } from './fanout.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -401,6 +403,9 @@ async function bench() {
       `against the reference as ${CLUSTER_PROCESSES} processes under node:cluster; RSS sums every Node process of each. ` +
       'On a machine whose cores are also running the load generator and PostgreSQL, a second process mostly competes with them: compare the two 2-process rows with each other, not with the 1-process rows.',
   );
+  // Subscriptions: one event fanned out to 50 and to 500 open streams (bench/fanout.ts).
+  const fan = await fanOut(data);
+  extra.push('', ...fanOutTable(fan.rows), '', ...fan.notes);
   extra.push(...(await embedded(rows, data, serviceArgs)));
   extra.unshift(
     `${customers} customers in the measured organization; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`,
@@ -653,6 +658,17 @@ async function cpu() {
   console.log('\n' + md);
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu };
+/** One committed event fanned out to 50 and to 500 open subscriptions: time and statements (bench/fanout.ts). */
+async function fanout() {
+  // The number of customers does not matter here: a small organization seeds in seconds.
+  const { data } = await seeded('crm_fanout', 1000);
+  const { rows, notes } = await fanOut(data);
+  const md = [...fanOutTable(rows), '', `Node ${process.version}; 1-minute load average ${loadavg()[0]!.toFixed(1)} (${cpus().length} CPUs).`, ...notes].join('\n') + '\n';
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/fanout-latest.md', md);
+  console.log('\n' + md);
+}
+
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);

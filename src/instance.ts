@@ -88,11 +88,18 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
     async stop() {
       if (stopping) return;
       stopping = true;
+      // Open subscriptions would hold close() until the grace runs out: they end now, each
+      // telling its client to reconnect elsewhere and catch up.
+      events.endStreams();
       // close() stops accepting and resolves once in-flight requests have finished;
       // idle keep-alive sockets are closed so they do not hold it open.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // A client that stopped reading (an ended stream it never read to the end) would hold
+      // close() past the shutdown grace; every request has had its time by then.
+      const cut = setTimeout(() => server.closeAllConnections(), CLOSE_ALL_AFTER_MS).unref();
       await closed;
+      clearTimeout(cut);
       for (const stop of stopPurges) stop();
       await deliveries.stop();
       await events.close();
@@ -102,3 +109,5 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
 }
 
 const REQUEST_TIMEOUT_MS = 300_000;
+/** Within serve.ts's 10 s grace: a statement may run 5 s, a request wait 5 s for a connection. */
+const CLOSE_ALL_AFTER_MS = 8_000;

@@ -66,7 +66,8 @@ export function createApp({
   draining = () => false,
   loginThrottles,
 }: AppDeps) {
-  const authenticator = createAuthenticator(db, log);
+  // Open subscriptions hear of key changes too: a revoked key's streams end.
+  const authenticator = createAuthenticator(db, log, events.streams);
   const admit = createAdmission(authenticator, rateLimiter, log);
   const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events, cursorKey: lazyServiceKey(db.prisma, 'cursors') });
   const idempotency = createIdempotency(db.prisma, log, webhooks.box);
@@ -85,9 +86,10 @@ export function createApp({
     // The document is read under the same size cap as a REST body before yoga parses it.
     const body = request.method === 'POST' ? await readBody(request).catch((error: unknown) => error) : undefined;
     if (body instanceof GraphQLError) return withRateHeaders(graphqlErrorResponse(body), admission);
-    const bounded = typeof body === 'string' ? new Request(request.url, { method: 'POST', headers: request.headers, body }) : request;
+    // The signal goes along: it tells a subscription that its client left.
+    const bounded = typeof body === 'string' ? new Request(request.url, { method: 'POST', headers: request.headers, body, signal: request.signal }) : request;
     const run = async (req: Request) => yoga.fetch(req, { requestId, admission });
-    const response = await idempotency.guard(bounded, admission.auth, '/graphql', run, graphqlRequestWrites);
+    const response = await idempotency.guard(bounded, { ...admission.auth, requestId }, '/graphql', run, graphqlRequestWrites);
     return withRateHeaders(response instanceof GraphQLError ? graphqlErrorResponse(response) : response, admission);
   }
 
@@ -106,7 +108,7 @@ export function createApp({
     const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
     // Writes are guarded by their Idempotency-Key; the key covers this record's address.
     const path = url.pathname.slice(match.base.length);
-    const response = match.route.method === 'GET' ? await run(request) : await idempotency.guard(request, admission.auth, path, run);
+    const response = match.route.method === 'GET' ? await run(request) : await idempotency.guard(request, { ...admission.auth, requestId }, path, run);
     return withRateHeaders(response instanceof GraphQLError ? problemResponse(response, requestId) : response, admission);
   }
 

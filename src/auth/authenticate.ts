@@ -4,8 +4,9 @@
 //
 // Valid keys are remembered for a minute, so most requests skip a database round trip.
 // A change to a key (revoked, expired, re-scoped, deleted) is announced by a trigger on
-// api_keys (NOTIFY api_key_changes) to every instance, which forgets that key at once;
-// while the listening connection is down nothing is remembered at all.
+// api_keys (NOTIFY api_key_changes) to every instance, which forgets that key at once (and
+// tells its open subscriptions, which check the key again); while the listening connection
+// is down nothing is remembered at all.
 import { timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/connection.js';
 import type { Subscription } from '../db/notifications.js';
@@ -19,6 +20,15 @@ export interface Auth {
   keyPrefix: string;
   organizationId: string;
   scopes: ReadonlySet<Scope>;
+  /** When the key stops working (open subscriptions end then); null: never. */
+  expiresAt: Date | null;
+}
+
+/** Told of the key changes this instance hears (open subscriptions check their key again). */
+export interface KeyChangeWatcher {
+  keyChanged(keyId: string): void;
+  /** The notifications were lost and are back: any key may have changed meanwhile. */
+  keyChangesResumed(): void;
 }
 
 export const UNAUTHENTICATED_MESSAGE = 'A valid API key is required: send "Authorization: Bearer svc_live_...".';
@@ -46,7 +56,7 @@ export interface Authenticator {
 }
 
 /** The subscription is closed with the database. */
-export function createAuthenticator(db: Pick<Database, 'prisma' | 'listen'>, log: Logger): Authenticator {
+export function createAuthenticator(db: Pick<Database, 'prisma' | 'listen'>, log: Logger, watcher?: KeyChangeWatcher): Authenticator {
   const { prisma } = db;
   const lastUsedWrites = new Map<string, number>();
   const remembered = new Map<string, Remembered>();
@@ -59,13 +69,19 @@ export function createAuthenticator(db: Pick<Database, 'prisma' | 'listen'>, log
   // Until the subscription is in place, nothing is remembered.
   let changes: Subscription | undefined;
   db.listen(KEY_CHANGES_CHANNEL, {
-    notify: forget,
+    notify(keyId) {
+      forget(keyId);
+      watcher?.keyChanged(keyId);
+    },
     lost() {
       generation++;
       remembered.clear();
       log.warn('lost the key-change notifications; API keys are looked up on every request until they return');
     },
-    restored: () => log.info('key-change notifications are back'),
+    restored() {
+      log.info('key-change notifications are back');
+      watcher?.keyChangesResumed();
+    },
   }).then(
     (subscription) => (changes = subscription),
     (error: Error) => log.warn('cannot listen for key changes; API keys are looked up on every request', { error: error.message }),
@@ -125,6 +141,7 @@ export function createAuthenticator(db: Pick<Database, 'prisma' | 'listen'>, log
       keyPrefix: record.prefix,
       organizationId: record.organizationId,
       scopes: new Set(record.scopes as Scope[]),
+      expiresAt: record.expiresAt,
     };
     remember(hash, auth, record.expiresAt, lookedUpAt);
     return auth;

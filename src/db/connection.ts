@@ -6,6 +6,7 @@ import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { pgliteListen, postgresListen, type Handlers, type Subscription } from './notifications.js';
+import { boundQueries } from './query-deadline.js';
 import { pgliteSql, poolSql, type Sql } from './sql.js';
 
 export interface Database {
@@ -49,6 +50,13 @@ export interface DatabaseOptions {
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 /** The longest an API statement may run on PostgreSQL (cancelled past it: 503, retry). */
 export const STATEMENT_TIMEOUT_MS = 5_000;
+/**
+ * The longest the service waits for any answer on a connection (see db/query-deadline.ts):
+ * a little past the server's own cancellation, which a live connection answers first.
+ */
+export const QUERY_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 500;
+/** The longest a request waits for a connection, new or from the pool. */
+const CONNECT_TIMEOUT_MS = 5_000;
 /** Connections of the background client (webhook deliveries), beside DATABASE_POOL_SIZE. */
 const BACKGROUND_POOL_SIZE = 2;
 
@@ -67,14 +75,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPostgres(connectionString: string, max: number, onQuery?: (sql: string) => void): Promise<Database> {
   // No statement may hold a connection for long: one tenant's slow queries would otherwise
-  // take the whole pool from the others. A request waits at most 5 s for a connection.
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000, statement_timeout: STATEMENT_TIMEOUT_MS });
-  // An idle client losing its connection (database restart) must not crash the process.
-  pool.on('error', () => undefined);
+  // take the whole pool from the others, and a hung database would hold every request.
+  const openPool = (size: number) => {
+    const pool = new pg.Pool({ connectionString, max: size, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: STATEMENT_TIMEOUT_MS });
+    boundQueries(pool, QUERY_DEADLINE_MS);
+    // An idle client losing its connection (database restart) must not crash the process.
+    pool.on('error', () => undefined);
+    return pool;
+  };
+  const pool = openPool(max);
   const prisma = createClient(new PrismaPg(pool), onQuery);
-  const backgroundPool = new pg.Pool({ connectionString, max: BACKGROUND_POOL_SIZE, connectionTimeoutMillis: 5000, statement_timeout: STATEMENT_TIMEOUT_MS });
-  backgroundPool.on('error', () => undefined);
-  const background = createClient(new PrismaPg(backgroundPool));
+  const backgroundPool = openPool(BACKGROUND_POOL_SIZE);
+  const background = createClient(new PrismaPg(backgroundPool), onQuery);
   const listeners = subscriptions(async (channel, handlers) => postgresListen(connectionString, channel, handlers));
   return {
     kind: 'postgres',

@@ -6,6 +6,11 @@ import pg from 'pg';
 export interface Subscription {
   /** Whether notifications are arriving now; while false some may be missed. */
   live(): boolean;
+  /**
+   * PostgreSQL: runs a statement on the listening connection itself (subscriptions hold
+   * their per-key advisory locks there, so they go with it). Absent on PGlite.
+   */
+  query?(text: string, values?: unknown[]): Promise<Array<Record<string, unknown>>>;
   close(): Promise<void>;
 }
 
@@ -16,6 +21,8 @@ export interface Handlers {
   lost(): void;
   /** Listening again after a loss. */
   restored?(): void;
+  /** Listening: the first time, and again after each loss. */
+  listening?(): void;
 }
 
 const RECONNECT_MS = 1000;
@@ -23,6 +30,7 @@ const RECONNECT_MS = 1000;
 /** PGlite runs in this process; its notifications cannot be missed. */
 export async function pgliteListen(db: PGlite, channel: string, handlers: Handlers): Promise<Subscription> {
   const unlisten = await db.listen(channel, (payload) => handlers.notify(payload));
+  handlers.listening?.();
   return { live: () => true, close: () => unlisten() };
 }
 
@@ -50,7 +58,15 @@ export function postgresListen(connectionString: string, channel: string, handle
   }
 
   function connect() {
-    const next = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
+    // Named, so an operator (or a test) can tell the listening connections apart. The server
+    // probes it (TCP keep-alive) so that an instance that vanished without closing it (host
+    // down, network cut) has its session, and the locks it holds, ended within ~90 s.
+    const next = new pg.Client({
+      connectionString,
+      connectionTimeoutMillis: 5000,
+      application_name: `crm listen ${channel}`,
+      options: '-c tcp_keepalives_idle=60 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3',
+    });
     client = next;
     next.on('error', () => drop(next));
     next.on('end', () => drop(next));
@@ -63,6 +79,7 @@ export function postgresListen(connectionString: string, channel: string, handle
       .then(() => {
         if (client !== next || closed) return;
         live = true;
+        handlers.listening?.();
         if (everLost) handlers.restored?.();
       })
       .catch(() => drop(next));
@@ -71,6 +88,10 @@ export function postgresListen(connectionString: string, channel: string, handle
   connect();
   return {
     live: () => live,
+    async query(text, values) {
+      if (!client || !live) throw new Error('Connection terminated: not listening');
+      return (await client.query(text, values)).rows as Array<Record<string, unknown>>;
+    },
     async close() {
       closed = true;
       live = false;

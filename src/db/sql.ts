@@ -1,6 +1,7 @@
 // The few raw-SQL needs (migrations, readiness, advisory locks) over either driver.
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
+import { unboundedQuery } from './query-deadline.js';
 
 export interface Sql {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
@@ -25,28 +26,32 @@ export function pgliteSql(db: PGlite): Sql {
   return sql;
 }
 
-function clientSql(client: pg.PoolClient | pg.Pool): Omit<Sql, 'withLock'> {
+type Query = (text: string, params?: unknown[]) => Promise<pg.QueryResult>;
+
+function clientSql(query: Query): Omit<Sql, 'withLock'> {
   return {
     async query<T>(text: string, params?: unknown[]) {
-      return (await client.query(text, params)).rows as T[];
+      return (await query(text, params)).rows as T[];
     },
     async exec(text) {
-      await client.query(text);
+      await query(text);
     },
   };
 }
 
 export function poolSql(pool: pg.Pool): Sql {
   return {
-    ...clientSql(pool),
+    ...clientSql((text, params) => pool.query(text, params)),
     async withLock(key, fn) {
       const client = await pool.connect();
+      // What runs under the lock (migrations) may take its time: no client-side deadline.
+      const query = unboundedQuery(client) as Query;
       try {
-        await client.query('SELECT pg_advisory_lock($1)', [key]);
-        const locked: Sql = { ...clientSql(client), withLock: () => Promise.reject(new Error('lock already held')) };
+        await query('SELECT pg_advisory_lock($1)', [key]);
+        const locked: Sql = { ...clientSql(query), withLock: () => Promise.reject(new Error('lock already held')) };
         return await fn(locked);
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+        await query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
         client.release();
       }
     },

@@ -8,9 +8,11 @@ import { apiError, errorHeaders, isErrorCode, statusOf } from '../errors.js';
 import { Response } from '../http/fetch.js';
 import type { Logger } from '../logger.js';
 
-// Also the overload cases: no pool connection free in time, a statement cancelled at its timeout.
+// Also the overload cases: no pool connection free in time, a statement cancelled at its
+// timeout, a connection closed at the client's own deadline (db/query-deadline.ts) or found
+// broken, a transaction that could not start in time.
 const UNREACHABLE =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|Server has closed the connection|Timed out fetching a new connection|timeout exceeded when trying to connect|canceling statement due to statement timeout/i;
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|connection timeout|Can't reach database|DatabaseNotReachable|ConnectionClosed|SocketTimeout|Server has closed the connection|Timed out fetching a new connection|timeout exceeded when trying to connect|canceling statement due to statement timeout|is not queryable|Unable to start a transaction in the given time/i;
 // Prisma's codes for: can't reach, timed out, server closed the connection, pool timeout.
 const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', '57014']);
 

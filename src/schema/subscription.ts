@@ -1,44 +1,36 @@
 // GraphQL subscriptions, from the event log: `subscription { events(types: [...]) { ... } }`
 // streams the caller's organization's events as they commit, through any instance (each
 // hears every commit by NOTIFY), limited to what the key may read. Over server-sent events:
-// a subscriber that drops reconnects and catches up with `events(after: <last id>)`.
-import { Repeater } from 'graphql-yoga';
-import { invalidInput } from '../errors.js';
-import type { EventRow } from '../events/format.js';
+// a subscriber that drops reconnects and catches up with `events(after: <last id>)`. The
+// streams themselves (limits, fan-out, why one ends) are events/streams.ts's.
+import { apiError, invalidInput } from '../errors.js';
+import { StreamEnd } from '../events/stream.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { builder } from './builder.js';
-import { Event, readableResources } from './event.js';
+import { Event, EVENT_READ_SCOPES, readableResources } from './event.js';
 
 builder.subscriptionType({});
 
 builder.subscriptionField('events', (t) =>
   t.field({
     type: Event,
-    description: 'Events as they commit, of the resources this key may read; `types` narrows them (invoice.paid, ...).',
-    authScopes: (_root, _args, ctx) => readableResources(ctx).length > 0,
+    description:
+      'Events as they commit, of the resources this key may read; `types` narrows them (invoice.paid, ...). A stream that ends for a reason of the server\'s (key revoked, reader too slow, lost database connection, shutdown) sends that reason as its last error, with `extensions.lastEventId` to catch up from.',
+    authScopes: { anyScope: EVENT_READ_SCOPES },
     args: { types: t.arg.stringList({ description: 'Only these event types; absent: all.' }) },
-    subscribe: (_root, { types }, ctx) => {
+    subscribe: async (_root, { types }, ctx) => {
+      // Refused before the stream opens (the field's scope check would only run per event).
+      if (readableResources(ctx).length === 0) {
+        throw apiError('FORBIDDEN', `This API key lacks the scope ${EVENT_READ_SCOPES.join(' or ')}, required for Subscription.events.`);
+      }
       const unknown = (types ?? []).filter((type) => !EVENT_TYPES.has(type));
       if (unknown.length > 0) throw invalidInput([{ param: 'types', message: `has unknown event types: ${unknown.join(', ')}` }]);
-      const where = { resource: { in: readableResources(ctx) }, ...(types?.length ? { type: { in: types } } : {}) };
-      return new Repeater<EventRow>(async (push, stop) => {
-        // One load at a time, so events reach the subscriber in the order they committed.
-        let chain = Promise.resolve();
-        const unsubscribe = ctx.events.subscribe(({ organizationId, eventId }) => {
-          if (organizationId !== ctx.auth.organizationId) return;
-          chain = chain
-            .then(() => ctx.prisma.event.findFirst({ where: { id: eventId, ...where } }))
-            .then((row) => {
-              if (row) void push(row as EventRow);
-            })
-            .catch((error: unknown) => {
-              stop(error);
-            });
-        });
-        await stop;
-        unsubscribe();
-      });
+      const { signal } = (ctx as { request?: Request }).request ?? {};
+      return ctx.events.streams.open({ auth: ctx.auth, types: types ?? undefined, readable: (scopes) => readableResources({ auth: { ...ctx.auth, scopes } }), signal });
     },
-    resolve: (event) => event as never,
+    resolve: (item) => {
+      if (item instanceof StreamEnd) throw item.error;
+      return item as never;
+    },
   }),
 );

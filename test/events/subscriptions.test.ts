@@ -4,46 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { rest, startApi } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
-
-interface Stream {
-  /** The next `count` events the stream delivers. */
-  next(count: number): Promise<Array<{ type: string; data: { object: { id: string } } }>>;
-  close(): void;
-}
-
-/** Opens `subscription { events(types) }` as a GraphQL-over-SSE client does. */
-async function subscribe(url: string, key: string, types?: string[]): Promise<Stream> {
-  const abort = new AbortController();
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ query: 'subscription($types: [String!]) { events(types: $types) { id type data } }', variables: { types } }),
-  });
-  expect(response.status).toBe(200);
-  expect(response.headers.get('content-type')).toContain('text/event-stream');
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  const events: Array<{ type: string; data: { object: { id: string } } }> = [];
-  return {
-    async next(count) {
-      while (events.length < count) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error('the stream ended');
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const message = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = /^data: (.*)$/m.exec(message)?.[1];
-          if (/^event: next$/m.test(message) && data) events.push(JSON.parse(data).data.events);
-        }
-      }
-      return events.splice(0, count);
-    },
-    close: () => abort.abort(),
-  };
-}
+import { subscribe } from './sse.js';
 
 describe.each(DB_KINDS)('subscriptions on %s', (kind) => {
   it('stream the events of the organization, of the types asked for and the resources the key may read', async () => {
@@ -51,20 +12,21 @@ describe.each(DB_KINDS)('subscriptions on %s', (kind) => {
     try {
       const acme = rest(api, api.keys.acme!);
       const all = await subscribe(api.url, api.keys.acme!);
-      const created = await subscribe(api.url, api.keys.acme!, ['customer.created']);
+      const created = await subscribe(api.url, api.keys.acme!, { types: ['customer.created'] });
       const narrow = await subscribe(api.url, api.keys.customersOnly!);
+      for (const stream of [all, created, narrow]) expect([stream.status, stream.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
       await rest(api, api.keys.other!).post('/customers', { name: 'Elsewhere' });
       const customer = (await acme.post('/customers', { name: 'Streamed' })).body;
       await acme.patch(`/customers/${customer.id}`, { name: 'Streamed again' });
       const job = (await acme.post('/jobs', { customer_id: customer.id, title: 'Seen by all' })).body;
-      expect((await all.next(3)).map((e) => [e.type, e.data.object.id])).toEqual([
+      expect((await all.events(3)).map((e) => [e.type, e.data.object.id])).toEqual([
         ['customer.created', customer.id],
         ['customer.updated', customer.id],
         ['job.created', job.id],
       ]);
-      expect((await created.next(1)).map((e) => e.data.object.id)).toEqual([customer.id]);
+      expect((await created.events(1)).map((e) => e.data.object.id)).toEqual([customer.id]);
       await acme.post('/customers', { name: 'Second' });
-      expect((await narrow.next(3)).map((e) => e.type)).toEqual(['customer.created', 'customer.updated', 'customer.created']);
+      expect((await narrow.events(3)).map((e) => e.type)).toEqual(['customer.created', 'customer.updated', 'customer.created']);
       for (const stream of [all, created, narrow]) stream.close();
     } finally {
       await api.stop();
@@ -79,7 +41,7 @@ describe('subscriptions across instances', () => {
     try {
       const stream = await subscribe(second.url, api.keys.acme!);
       const customer = (await rest(api, api.keys.acme!).post('/customers', { name: 'From A' })).body;
-      const [event] = await stream.next(1);
+      const [event] = await stream.events(1);
       expect(event).toMatchObject({ type: 'customer.created', data: { object: { id: customer.id, name: 'From A' } } });
       stream.close();
     } finally {

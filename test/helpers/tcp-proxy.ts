@@ -1,25 +1,55 @@
 // A TCP proxy the test controls, between the service and PostgreSQL or Redis: `cut` makes
-// the peer look stopped (connections dropped, new ones refused); `stall` makes it look hung
-// (connections stay open, nothing is forwarded; what was held is delivered on `resume`, as
-// a peer that wakes up would).
+// the peer look stopped (connections dropped, new ones refused); `stall` (or `blackhole`)
+// makes it look hung (connections, new ones too, stay open and nothing is forwarded; what
+// was held is delivered on `resume`/`restore`, as TCP delivers it once a network heals);
+// `cutAfter` cuts the link the moment a given statement has reached the peer, so its
+// answer is lost (a COMMIT that committed, say).
 import net from 'node:net';
 
 export interface TcpProxy {
   port: number;
   cut(): void;
+  /** Ends a cut or a blackhole: new connections are forwarded, held bytes delivered. */
   restore(): void;
   stall(): void;
   resume(): void;
+  /** A hung link: nothing is forwarded, nothing is closed, new connections hang too. */
+  blackhole(): void;
+  /**
+   * Once a chunk from the service containing `text` has been forwarded, cuts the link (as
+   * `cut`) before any answer comes back; resolves when that happened.
+   */
+  cutAfter(text: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let up = true;
   let stalled = false;
+  let trap: { text: string; sprung: () => void } | undefined;
   const held: Array<[net.Socket, Buffer]> = [];
   const sockets = new Set<net.Socket>();
-  const forward = (from: net.Socket, to: net.Socket) =>
-    from.on('data', (chunk: Buffer) => (stalled ? held.push([to, chunk]) : to.write(chunk)));
+  const cut = () => {
+    up = false;
+    for (const s of sockets) s.destroy();
+  };
+  const forward = (from: net.Socket, to: net.Socket, outbound: boolean) =>
+    from.on('data', (chunk: Buffer) => {
+      if (stalled) return void held.push([to, chunk]);
+      if (outbound && trap && chunk.includes(trap.text)) {
+        const { sprung } = trap;
+        trap = undefined;
+        // The peer gets the chunk and then the end of the stream (closing its socket at once
+        // could reset it before the peer read the chunk); the service gets no answer.
+        sockets.delete(to);
+        from.removeAllListeners('close');
+        to.end(chunk);
+        cut();
+        sprung();
+        return;
+      }
+      to.write(chunk);
+    });
   const server = net.createServer((client) => {
     if (!up) return client.destroy();
     const upstream = net.connect(targetPort, targetHost);
@@ -28,30 +58,33 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       s.on('close', () => sockets.delete(s));
       s.on('error', () => undefined);
     }
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, true);
+    forward(upstream, client, false);
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const cut = () => {
-    up = false;
-    for (const s of sockets) s.destroy();
+  const resume = () => {
+    stalled = false;
+    for (const [to, chunk] of held.splice(0)) if (!to.destroyed) to.write(chunk);
   };
   return {
     port: (server.address() as net.AddressInfo).port,
     cut,
     restore: () => {
       up = true;
+      resume();
     },
     stall: () => {
       stalled = true;
     },
-    resume: () => {
-      stalled = false;
-      for (const [to, chunk] of held.splice(0)) to.write(chunk);
+    resume,
+    blackhole: () => {
+      stalled = true;
     },
+    cutAfter: (text) => new Promise((sprung) => (trap = { text, sprung })),
     close: () => {
+      trap = undefined;
       cut();
       return new Promise((resolve) => server.close(() => resolve()));
     },
