@@ -22,7 +22,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 1, connectionTimeoutMillis: 5000 });
   pool.on('error', () => undefined);
   try {
-    const applied = await migrate(poolSql(pool));
+    const applied = await migrate(poolSql(pool), undefined, log);
     log.info('database ready', { database: 'postgres', migrations_applied: applied });
   } catch (error) {
     console.error(`Cannot start: ${(error as Error).message}`);

@@ -28,6 +28,8 @@ export interface Config {
   tombstoneRetentionDays: number;
   /** Server processes sharing the port (node:cluster); 1: one process, no cluster. PostgreSQL only. */
   webConcurrency: number;
+  /** Whether WEB_CONCURRENCY was set (otherwise webConcurrency is the number of cores). */
+  webConcurrencySet: boolean;
   /** Days events are kept. */
   eventRetentionDays: number;
   webhooks: WebhookConfig;
@@ -161,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     tombstoneRetentionDays: integer(env, 'TOMBSTONE_RETENTION_DAYS', 90, 1, 36_500),
     // Default: one process per core the machine (or its CPU quota) allows.
     webConcurrency: integer(env, 'WEB_CONCURRENCY', Math.min(64, availableParallelism()), 1, 64),
+    webConcurrencySet: (env.WEB_CONCURRENCY ?? '') !== '',
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
     keepAliveSeconds: integer(env, 'HTTP_KEEP_ALIVE_SECONDS', 75, 1, 3600),
     webhooks: {

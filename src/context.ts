@@ -1,7 +1,7 @@
 import type { Auth } from './auth/authenticate.js';
-import type { Admission } from './auth/admission.js';
 import type { TenantClient } from './db/tenant.js';
 import type { Logger } from './logger.js';
+import type { RateState } from './rate-limit/allowance.js';
 import type { FieldError } from './errors.js';
 import type { EventHub } from './events/hub.js';
 import type { AddressPolicy } from './webhooks/address.js';
@@ -13,6 +13,15 @@ export interface WebhookServices {
   box(): Promise<SecretBox>;
   /** Wakes this instance's delivery loop (a resend is due now). */
   wake(): void;
+  /** How long an attempt may take (WEBHOOK_TIMEOUT_MS; its default when absent). */
+  timeoutMs?: number;
+}
+
+/** An admitted request: its key, and where the key's allowance stands (auth/admission.ts admits). */
+export interface Admission {
+  auth: Auth;
+  /** The key's latest standing; updated when an operation is charged extra units. */
+  rate: RateState;
 }
 
 /** What every GraphQL resolver (and so every REST route) receives. */

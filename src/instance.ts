@@ -55,7 +55,7 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
     rateLimiter,
     trustProxy: config.trustProxy,
     corsOrigins: config.corsOrigins,
-    webhooks: { policy: { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivateNetworks }, box, wake: deliveries.wake },
+    webhooks: { policy: { allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivateNetworks }, box, wake: deliveries.wake, timeoutMs: config.webhooks.timeoutMs },
     events,
     draining: (arrived) => (arrived ? late.has(arrived) : stopping),
     loginThrottles: worker ? throttlesInPrimary : undefined,

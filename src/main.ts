@@ -21,7 +21,8 @@ if (cluster.isPrimary && config.webConcurrency > 1 && config.databaseUrl) {
   const { runPrimary } = await import('./cluster.js');
   await runPrimary(config, log);
 } else {
-  if (cluster.isPrimary && config.webConcurrency > 1) {
+  // Said only to whoever set it: the default (one per core) is nobody's request.
+  if (cluster.isPrimary && config.webConcurrency > 1 && config.webConcurrencySet) {
     log.info(`the embedded database is served by one process: WEB_CONCURRENCY=${config.webConcurrency} is ignored (set DATABASE_URL to use every core)`, {
       web_concurrency: config.webConcurrency,
     });

@@ -5,7 +5,7 @@
 // Redis in the background, so an outage costs one timeout, not one per request. Redis may
 // be one server or a Redis Cluster (./rate-limit/connection.ts).
 import type { Logger } from './logger.js';
-import { standing, type Charge, type Policy } from './rate-limit/allowance.js';
+import { standing, type Charge, type Policy, type RateState } from './rate-limit/allowance.js';
 import { RedisConnection } from './rate-limit/connection.js';
 import { MemoryCounter } from './rate-limit/memory.js';
 import { RATE_LIMIT_SCRIPTS, RedisCounter } from './rate-limit/redis.js';
@@ -17,13 +17,8 @@ const CONNECT_TIMEOUT_MS = 2000;
 /** How often Redis is probed while the limiter counts in memory. */
 const PROBE_MS = 1000;
 
-export interface RateState {
-  limit: number;
-  remaining: number;
-  /** Seconds until the allowance is whole again; when limited, until the request would fit. */
-  resetSeconds: number;
-  limited: boolean;
-}
+// Made by the allowance (./rate-limit/allowance.ts), which this module composes.
+export type { RateState } from './rate-limit/allowance.js';
 
 export interface RateLimiter {
   /** Charges `units` to `identity` if they fit (all or nothing) and tells where it stands. */

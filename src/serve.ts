@@ -21,7 +21,7 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
   try {
     db = await openDatabase(config);
     if (!worker) {
-      const applied = await migrate(db.sql);
+      const applied = await migrate(db.sql, undefined, log);
       log.info('database ready', { database: db.kind, migrations_applied: applied });
       // A newcomer's first `npm start`: a fresh embedded folder gets the demo and a ready key,
       // so nothing else has to run beside the server (which owns the folder). Never on

@@ -19,6 +19,7 @@ import { graphqlErrorResponse } from './graphql/error-policy.js';
 import { createGraphQL, wantsGraphiQL } from './graphql/yoga.js';
 import { clientAddress } from './http/client-address.js';
 import { createCors } from './http/cors.js';
+import { favicon } from './http/favicon.js';
 import { NO_FRAMING, Request, Response } from './http/fetch.js';
 import { healthCheck } from './http/health.js';
 import { createIdempotency, graphqlRequestWrites } from './http/idempotency.js';
@@ -115,6 +116,7 @@ export function createApp({
   async function route(request: Request, url: URL, requestId: string, address: string, logFields: Fields): Promise<Response> {
     if (url.pathname === '/graphql') return graphql(request, requestId, address, logFields);
     return (
+      favicon(request, url.pathname) ??
       (await health(url.pathname, requestId)) ??
       (await rest(request, url, requestId, address, logFields)) ??
       (await accountPages(request, url.pathname, address)) ??

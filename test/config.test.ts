@@ -20,6 +20,7 @@ describe('configuration', () => {
       seedOnFirstStart: true,
       tombstoneRetentionDays: 90,
       webConcurrency: Math.min(64, availableParallelism()),
+      webConcurrencySet: false,
       eventRetentionDays: 30,
       keepAliveSeconds: 75,
       webhooks: {
@@ -45,7 +46,7 @@ describe('configuration', () => {
     ['2', 2],
     ['64', 64],
   ])('reads WEB_CONCURRENCY=%s as %i server processes', (value, processes) => {
-    expect(loadConfig({ WEB_CONCURRENCY: value }).webConcurrency).toBe(processes);
+    expect(loadConfig({ WEB_CONCURRENCY: value })).toMatchObject({ webConcurrency: processes, webConcurrencySet: true });
   });
 
   it('reads CORS_ORIGINS as a list of origins', () => {

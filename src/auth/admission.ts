@@ -2,18 +2,16 @@
 // its own allowance. Requests that fail authentication are counted per client address, so
 // a flood of bad keys from behind a shared proxy never refuses the valid keys behind it.
 import type { GraphQLError } from 'graphql';
+import type { Admission } from '../context.js';
 import { apiError } from '../errors.js';
 import { safeError } from '../graphql/error-policy.js';
 import type { Fields, Logger } from '../logger.js';
-import { rateLimitHeaders, type RateLimiter, type RateState } from '../rate-limit.js';
+import { rateLimitHeaders, type RateLimiter } from '../rate-limit.js';
 import type { Response } from '../http/fetch.js';
 import type { Authenticator, Auth } from './authenticate.js';
 
-export interface Admission {
-  auth: Auth;
-  /** The key's latest standing; updated when an operation is charged extra units. */
-  rate: RateState;
-}
+// The type lives with the request's context, which carries it (and which the error policy reads).
+export type { Admission } from '../context.js';
 
 export type Admit = (request: Request, requestId: string, clientAddress: string, logFields: Fields) => Promise<Admission | GraphQLError>;
 

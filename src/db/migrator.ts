@@ -5,6 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import type { Logger } from '../logger.js';
 import type { Sql } from './sql.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -51,8 +52,11 @@ interface AppliedRow {
   rolled_back_at: Date | null;
 }
 
-/** Applies pending migrations; returns the names it applied (empty when up to date). */
-export async function migrate(sql: Sql, migrations = readMigrations()): Promise<string[]> {
+/**
+ * Applies pending migrations; returns the names it applied (empty when up to date). With
+ * `log`, says which one it is applying before each: a first start can take half a minute.
+ */
+export async function migrate(sql: Sql, migrations = readMigrations(), log?: Pick<Logger, 'info'>): Promise<string[]> {
   return sql.withLock(MIGRATION_LOCK_KEY, async (conn) => {
     await conn.exec(CREATE_TABLE);
     const rows = await conn.query<AppliedRow>(
@@ -73,8 +77,9 @@ export async function migrate(sql: Sql, migrations = readMigrations()): Promise<
       );
     }
     const done: string[] = [];
-    for (const migration of migrations) {
-      if (applied.has(migration.name)) continue;
+    const pending = migrations.filter((migration) => !applied.has(migration.name));
+    for (const migration of pending) {
+      log?.info(`applying migration ${migration.name}`, { migration: migration.name, number: done.length + 1, of: pending.length });
       // Each migration and its record commit together, or not at all.
       await conn.exec('BEGIN');
       try {

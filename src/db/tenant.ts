@@ -30,6 +30,9 @@ export const SOFT_DELETED_MODELS = new Set(
 /** The client resolvers get: only business models (and the organization row, for numbering). */
 export type TenantClient = Omit<PrismaClient, 'apiKey' | 'user' | 'session'>;
 
+/** A transaction of the tenant client. */
+export type Tx = Parameters<Extract<Parameters<TenantClient['$transaction']>[0], (...args: never[]) => unknown>>[0];
+
 type Args = Record<string, unknown> & { where?: object; data?: unknown; create?: object };
 
 function stamp(data: unknown, organizationId: string): unknown {

@@ -1,4 +1,4 @@
-// An event as the API shows it (REST, GraphQL, webhooks alike): `{ id, type, created_at,
+// An event as the API shows it (REST, GraphQL, webhooks alike): `{ id, seq, type, created_at,
 // data: { object, previous_attributes? }, request_id }`, where `object` is the record as
 // REST shows it. The log stores the record's columns as the change wrote them (a trigger
 // cannot know the API's names); this turns them into the REST record of the schema's type.
@@ -7,6 +7,8 @@ import { snakeCase } from '../rest/names.js';
 
 export interface EventRow {
   id: string;
+  /** The organization's change number the change took (dense: 1, 2, 3, ... in commit order). */
+  seq: bigint;
   type: string;
   resource: string;
   object: unknown;
@@ -17,6 +19,7 @@ export interface EventRow {
 
 export interface ApiEvent {
   id: string;
+  seq: number;
   type: string;
   created_at: string;
   data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
@@ -78,6 +81,7 @@ export function formatEvent(schema: GraphQLSchema, row: EventRow): ApiEvent {
   const previous = row.previous as Columns | null;
   return {
     id: row.id,
+    seq: Number(row.seq),
     type: row.type,
     created_at: row.createdAt.toISOString(),
     data: { object: record(type, row.object as Columns), ...(previous ? { previous_attributes: record(type, previous) } : {}) },

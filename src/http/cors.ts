@@ -13,6 +13,12 @@ export function isApiPath(pathname: string): boolean {
   return pathname === '/graphql' || PREFIXES.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
 }
 
+/** Adds Origin to Vary once: a preflight's answer has it already, and yoga's may name others. */
+function varyOnOrigin(headers: Headers): void {
+  const named = (headers.get('vary') ?? '').split(',').map((name) => name.trim().toLowerCase());
+  if (!named.includes('origin') && !named.includes('*')) headers.append('vary', 'Origin');
+}
+
 /** `origins`: the allowed origins, or `*` for any (CORS_ORIGINS). */
 export function createCors(origins: readonly string[] | '*') {
   const allowed = (origin: string) => origins === '*' || origins.includes(origin);
@@ -37,7 +43,7 @@ export function createCors(origins: readonly string[] | '*') {
     /** Lets a browser on an allowed origin read an API response. */
     expose(request: Request, pathname: string, response: Response): void {
       if (!isApiPath(pathname)) return;
-      response.headers.append('vary', 'Origin');
+      varyOnOrigin(response.headers);
       const origin = request.headers.get('origin');
       if (!origin || !allowed(origin)) return;
       response.headers.set('access-control-allow-origin', origins === '*' ? '*' : origin);

@@ -2,7 +2,15 @@
 // one number, its level, that charges add units to and that drains at `max` units per
 // window. O(1) per request whatever `max` is, and exact in units: a refused charge is not
 // added. The Redis script in ./redis.ts applies the same rule; both share `standing`.
-import type { RateState } from '../rate-limit.js';
+
+/** Where an identity stands after a charge, as the rate-limit headers tell it. */
+export interface RateState {
+  limit: number;
+  remaining: number;
+  /** Seconds until the allowance is whole again; when limited, until the request would fit. */
+  resetSeconds: number;
+  limited: boolean;
+}
 
 export interface Policy {
   max: number;

@@ -5,17 +5,28 @@
 // names its reason: 404 (no such record), CONFLICT with the current status, or CONFLICT
 // with the current version (REST answers that one as 412 Precondition Failed).
 import type { Context } from '../context.js';
-import { SOFT_DELETED_MODELS, type TenantClient } from '../db/tenant.js';
+import { SOFT_DELETED_MODELS, type TenantClient, type Tx } from '../db/tenant.js';
 import { apiError } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
+import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { holdReferences, lockReferences, REFERENCE_FIELDS, type References } from './references.js';
 import { isUuid } from './validation.js';
 
-export type ResourceType = 'Customer' | 'Job' | 'Email' | 'Invoice' | 'Estimate' | 'Proposal';
-type Delegate = 'customer' | 'job' | 'email' | 'invoice' | 'estimate' | 'proposal';
+export type { Tx } from '../db/tenant.js';
 
-export const delegateName = (type: ResourceType) => type.toLowerCase() as Delegate;
+/**
+ * The models a resource can be made of, read from the generated Prisma types: those that
+ * are versioned and deleted softly (`version`, `deletedAt`). A new model with both is one
+ * without any edit here.
+ */
+export type ResourceType = {
+  [Model in keyof PrismaTypes]: PrismaTypes[Model]['Shape'] extends { version: number; deletedAt: Date | null } ? Model : never;
+}[keyof PrismaTypes];
+/** Its Prisma delegate (and item name): `Customer` -> `customer`. */
+type Delegate = Uncapitalize<ResourceType>;
+
+export const delegateName = <Type extends ResourceType>(type: Type) => `${type.charAt(0).toLowerCase()}${type.slice(1)}` as Uncapitalize<Type>;
 
 interface Changeable {
   update(args: object): Promise<unknown>;
@@ -24,9 +35,6 @@ interface Changeable {
 
 /** The tenant client, or a transaction of it. */
 export type Db = Pick<TenantClient, Delegate>;
-
-/** A transaction of the tenant client. */
-export type Tx = Parameters<Extract<Parameters<TenantClient['$transaction']>[0], (...args: never[]) => unknown>>[0];
 
 /**
  * Runs a write in a transaction that names its request: the event the change writes (a
@@ -60,7 +68,7 @@ export interface Change {
 }
 
 const fieldsOf = (type: string) => getDatamodel().datamodel.models[type]!.fields;
-const HAS_STATUS = new Set((['Customer', 'Job', 'Email', 'Invoice', 'Estimate', 'Proposal'] as const).filter((type) => fieldsOf(type).some((f) => f.name === 'status')));
+const hasStatus = (type: ResourceType) => fieldsOf(type).some((f) => f.name === 'status');
 
 export const notFound = (type: ResourceType) => apiError('NOT_FOUND', `No ${delegateName(type)} with this id in this organization.`);
 
@@ -101,7 +109,7 @@ async function refuse(db: Db, type: ResourceType, id: string, change: Change): P
   const item = delegateName(type);
   const current = await model(db, type).findFirst({
     where: { id, deletedAt: undefined },
-    select: { version: true, deletedAt: true, ...(HAS_STATUS.has(type) ? { status: true } : {}) },
+    select: { version: true, deletedAt: true, ...(hasStatus(type) ? { status: true } : {}) },
   });
   if (!current || (current.deletedAt !== null && !change.deleted)) throw notFound(type);
   if (change.deleted && current.deletedAt === null) {

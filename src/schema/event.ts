@@ -9,23 +9,35 @@ import { EVENT_TYPES } from '../events/types.js';
 import { builder } from './builder.js';
 import { readCursor, writeCursor } from './cursor.js';
 import { named, pageType, pageWindow } from './pagination.js';
+import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
 
-export const RESOURCES = ['customer', 'job', 'email', 'invoice', 'estimate', 'proposal'] as const;
+// Read from the registry at call time: it is filled as the schema's modules load.
 
-/** The resources whose events a key may read. */
+/** The resources whose events a key may read: all with `events:read`, else those it may read. */
 export function readableResources(ctx: Pick<Context, 'auth'>): string[] {
-  if (ctx.auth.scopes.has('events:read')) return [...RESOURCES];
-  return RESOURCES.filter((resource) => ctx.auth.scopes.has(`${resource}s:read` as Scope));
+  const all = registeredResources();
+  const readable = ctx.auth.scopes.has('events:read') ? all : all.filter((resource) => ctx.auth.scopes.has(resource.read));
+  return readable.map((resource) => resource.item);
 }
 
 /** Any one of these reads some events (a refusal names them all). */
-export const EVENT_READ_SCOPES: readonly Scope[] = ['events:read', ...RESOURCES.map((resource) => `${resource}s:read` as Scope)];
+export function eventReadScopes(): Scope[] {
+  return [...new Set<Scope>(['events:read', ...registeredResources().map((resource) => resource.read)])];
+}
+
+/** The fields' scope check: any scope that reads some events. */
+export const readsEvents = () => ({ anyScope: eventReadScopes() });
 
 export const Event = builder.prismaObject('Event', {
   description: 'A change to a record, as it committed.',
   fields: (t) => ({
     id: t.exposeID('id'),
+    // An Int (REST: a JSON integer): 32 bits hold two billion changes of one organization.
+    seq: t.int({
+      description: "The organization's change number: 1, 2, 3, ... in commit order, no gaps, none repeated (a change that failed took none). A receiver that sees a gap fetches it with `events(seq:)`.",
+      resolve: (event) => Number(event.seq),
+    }),
     type: t.exposeString('type', { description: '`<resource>.<created|updated|deleted|restored|transition>`, such as invoice.paid.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     data: t.field({
@@ -44,7 +56,7 @@ builder.queryFields((t) => ({
     type: EventPage,
     nullable: true,
     description: 'Events, newest first; with `after`, the events committed after that one, oldest first (to catch up).',
-    authScopes: { anyScope: EVENT_READ_SCOPES },
+    authScopes: readsEvents,
     extensions: restExtension({ path: 'events', kind: 'list', scope: 'events:read' }),
     args: {
       page: t.arg.int({ defaultValue: 1, description: 'Page number, from 1.' }),
@@ -52,10 +64,12 @@ builder.queryFields((t) => ({
       cursor: t.arg.string({ description: "Continues from a page's `nextCursor`." }),
       type: t.arg.string({ description: 'Only events of this type, such as invoice.paid.' }),
       after: t.arg.string({ description: 'An event id: the events committed after it, oldest first.' }),
+      seq: t.arg.int({ description: 'Only the event of this change number (a list of it, or empty once it is older than the retention).' }),
     },
     resolve: async (_root, args, ctx) => {
       const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: 'events' };
-      const given = named({ type: args.type ?? undefined, after: args.after ?? undefined });
+      if (args.seq != null && args.seq < 1) throw invalidInput([{ param: 'seq', message: 'must be at least 1 (sequences start at 1)' }]);
+      const given = named({ type: args.type ?? undefined, after: args.after ?? undefined, seq: args.seq == null ? undefined : String(args.seq) });
       const cursor = args.cursor == null ? undefined : readCursor(args.cursor, list, given);
       if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
       const filters = cursor?.filters ?? given;
@@ -70,10 +84,17 @@ builder.queryFields((t) => ({
       if (filters.type !== undefined && !EVENT_TYPES.has(String(filters.type))) {
         throw invalidInput([{ param: 'type', message: `is not an event type (known: ${[...EVENT_TYPES].join(', ')})` }]);
       }
-      const where = { resource: { in: readableResources(ctx) }, ...(filters.type ? { type: String(filters.type) } : {}) };
+      const where = {
+        resource: { in: readableResources(ctx) },
+        ...(filters.type ? { type: String(filters.type) } : {}),
+        ...(filters.seq !== undefined ? { seq: BigInt(String(filters.seq)) } : {}),
+      };
       const position = cursor ? BigInt(cursor.position) : from;
       const rows = await ctx.prisma.event.findMany({
-        where: { ...where, ...(position !== undefined ? { seq: oldestFirst ? { gt: position } : { lt: position } } : {}) },
+        where: {
+          ...where,
+          ...(position !== undefined ? { seq: { ...(where.seq !== undefined ? { equals: where.seq } : {}), ...(oldestFirst ? { gt: position } : { lt: position }) } } : {}),
+        },
         orderBy: { seq: oldestFirst ? 'asc' : 'desc' },
         skip: cursor ? 0 : skip,
         take: limit + 1,
@@ -92,7 +113,7 @@ builder.queryFields((t) => ({
   event: t.prismaField({
     type: 'Event',
     nullable: true,
-    authScopes: { anyScope: EVENT_READ_SCOPES },
+    authScopes: readsEvents,
     extensions: restExtension({ path: 'events', kind: 'item', scope: 'events:read' }),
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, { id }, ctx) => ctx.prisma.event.findFirst({ ...query, where: { id: String(id), resource: { in: readableResources(ctx) } } }),

@@ -8,9 +8,9 @@
 // waits for the delete (and then finds the row deleted, 400). Exactly one of them wins.
 // Every write takes these locks before its first change, so none waits for a row while
 // holding the organization's change-sequence lock (which would deadlock with a delete).
+import type { Tx } from '../db/tenant.js';
 import { invalidInput } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
-import type { Tx } from './changes.js';
 import { isUuid, type InputCheck } from './validation.js';
 
 const NOT_FOUND = 'does not name a record of this organization';

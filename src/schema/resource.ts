@@ -13,6 +13,7 @@ import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, 
 import type { Filters } from './cursor.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter } from './references.js';
+import { registerResource } from './registry.js';
 import type { Move } from './transitions.js';
 import { isUuid } from './validation.js';
 
@@ -84,6 +85,7 @@ const an = (word: string) => (/^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}
 /** Declares a resource's list, item, changes, transitions and REST rows; `record` is its prismaObject. */
 export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, spec: ResourceSpec<Status>): void {
   const item = delegateName(spec.type);
+  registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
   const Page = pageType(spec.type, record);
   for (const kind of ['created', 'deleted', 'restored', ...(spec.update ? ['updated'] : []), ...Object.values(spec.moves ?? {}).map((move) => transitionKind(move.to))]) {
     EVENT_TYPES.add(`${item}.${kind}`);

@@ -7,7 +7,7 @@ import { apiError, invalidInput } from '../errors.js';
 import { StreamEnd } from '../events/stream.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { builder } from './builder.js';
-import { Event, EVENT_READ_SCOPES, readableResources } from './event.js';
+import { Event, eventReadScopes, readableResources, readsEvents } from './event.js';
 
 builder.subscriptionType({});
 
@@ -16,12 +16,12 @@ builder.subscriptionField('events', (t) =>
     type: Event,
     description:
       'Events as they commit, of the resources this key may read; `types` narrows them (invoice.paid, ...). A stream that ends for a reason of the server\'s (key revoked, reader too slow, lost database connection, shutdown) sends that reason as its last error, with `extensions.lastEventId` to catch up from.',
-    authScopes: { anyScope: EVENT_READ_SCOPES },
+    authScopes: readsEvents,
     args: { types: t.arg.stringList({ description: 'Only these event types; absent: all.' }) },
     subscribe: async (_root, { types }, ctx) => {
       // Refused before the stream opens (the field's scope check would only run per event).
       if (readableResources(ctx).length === 0) {
-        throw apiError('FORBIDDEN', `This API key lacks the scope ${EVENT_READ_SCOPES.join(' or ')}, required for Subscription.events.`);
+        throw apiError('FORBIDDEN', `This API key lacks the scope ${eventReadScopes().join(' or ')}, required for Subscription.events.`);
       }
       const unknown = (types ?? []).filter((type) => !EVENT_TYPES.has(type));
       if (unknown.length > 0) throw invalidInput([{ param: 'types', message: `has unknown event types: ${unknown.join(', ')}` }]);

@@ -1,9 +1,11 @@
 // Webhook endpoints: where an organization wants its events sent, and what happened to each
 // attempt. The signing secret is answered once, when an endpoint is made (or its secret
-// rotated), and kept only encrypted. Resending an event queues it again by hand.
+// rotated), and kept only encrypted. Resending an event queues it again by hand; testing an
+// endpoint sends it a `webhook.ping` now (webhooks/ping.ts).
 import type { Context } from '../context.js';
 import { apiError, invalidInput } from '../errors.js';
 import { checkEndpointUrl, checkEventTypes, endpointSecret, queueDeliveries } from '../webhooks/endpoints.js';
+import { ping } from '../webhooks/ping.js';
 import { builder, type Types } from './builder.js';
 import { Event } from './event.js';
 import { named, paginate, pageType } from './pagination.js';
@@ -71,6 +73,21 @@ const WebhookAttempt = builder.objectRef<AttemptRow>('WebhookAttempt').implement
     durationMs: t.exposeInt('durationMs'),
     error: t.exposeString('error', { nullable: true, description: 'Why it failed; null when it succeeded.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+interface TestRow {
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+const WebhookTest = builder.objectRef<TestRow>('WebhookTest').implement({
+  description: 'The attempt to deliver a `webhook.ping` to an endpoint, made now (not retried, not in the delivery log).',
+  fields: (t) => ({
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: "The endpoint's answer; null when there was none (refused address, no connection, timeout)." }),
+    durationMs: t.exposeInt('durationMs'),
+    error: t.exposeString('error', { nullable: true, description: 'Why it failed (no answer, or one other than 2xx); null when it succeeded.' }),
   }),
 });
 
@@ -234,6 +251,21 @@ builder.mutationFields((t) => ({
         data: { secret: secret.sealed, previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_MS) },
       });
       return { ...updated!, plainSecret: secret.plain };
+    },
+  }),
+  testWebhookEndpoint: t.field({
+    type: WebhookTest,
+    nullable: true,
+    description: 'Sends the endpoint a signed `webhook.ping` now, enabled or not, and answers the attempt.',
+    authScopes: write,
+    extensions: rest('move', 'test'),
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, { id }, ctx) => {
+      const endpoint = await endpointOf(ctx, String(id));
+      const outcome = await ping(endpoint, ctx.requestId, ctx.webhooks);
+      const ok = outcome.statusCode !== undefined && outcome.statusCode >= 200 && outcome.statusCode < 300;
+      // The same words as the delivery log's attempts.
+      return { statusCode: outcome.statusCode ?? null, durationMs: outcome.durationMs, error: outcome.error ?? (ok ? null : `the endpoint answered ${outcome.statusCode}`) };
     },
   }),
   resendEvent: t.field({

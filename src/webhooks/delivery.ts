@@ -74,6 +74,13 @@ function retryAfter(header: string | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, (at - Date.now()) / 1000);
 }
 
+/** The secrets an endpoint's requests are signed with: its own, and one rotated out less than a day ago. */
+export function signingSecrets(secrets: SecretBox, endpoint: { secret: string; previousSecret: string | null; previousSecretExpiresAt: Date | null }): string[] {
+  const signing = [secrets.open(endpoint.secret)];
+  if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > new Date()) signing.push(secrets.open(endpoint.previousSecret));
+  return signing;
+}
+
 export interface Deliveries {
   /** Looks for due deliveries now (and again until none is left). */
   wake(): void;
@@ -119,9 +126,7 @@ export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pic
       await prisma.webhookDelivery.updateMany({ where: { organizationId: claimed.organization_id, id: claimed.id }, data: { status: 'failed', leaseUntil: null, lastError: 'the event or the endpoint no longer exists' } });
       return;
     }
-    const secrets = await box();
-    const signing = [secrets.open(endpoint.secret)];
-    if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > new Date()) signing.push(secrets.open(endpoint.previousSecret));
+    const signing = signingSecrets(await box(), endpoint);
     const body = JSON.stringify(formatEvent(schema, event));
     const headers = { 'content-type': 'application/json', 'user-agent': 'crm-webhooks/1', ...webhookHeaders(signing, event.id, body) };
     const outcome = await post(endpoint.url, body, headers, policy, config.timeoutMs);

@@ -35,6 +35,7 @@ describe.each(DB_KINDS)('events on %s', (kind) => {
     const [event] = await eventsOf(created.body.id);
     expect(event).toEqual({
       id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+      seq: expect.any(Number),
       type: 'customer.created',
       created_at: expect.stringMatching(/Z$/),
       data: { object: created.body },

@@ -33,13 +33,13 @@ export const SUBSCRIPTION = 'subscription($types: [String!]) { events(types: $ty
 type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
 /** Opens `subscription { events(types) }` at `base` (a listening server), or through `fetcher` (an app in this process). */
-export async function subscribe(base: string, key: string, { types, fetcher = fetch }: { types?: string[]; fetcher?: Fetch } = {}): Promise<Stream> {
+export async function subscribe(base: string, key: string, { types, fetcher = fetch, query = SUBSCRIPTION }: { types?: string[]; fetcher?: Fetch; query?: string } = {}): Promise<Stream> {
   const abort = new AbortController();
   const response = await fetcher(`${base}/graphql`, {
     method: 'POST',
     signal: abort.signal,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ query: SUBSCRIPTION, variables: { types } }),
+    body: JSON.stringify({ query, variables: { types } }),
   });
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';

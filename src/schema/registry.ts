@@ -1,0 +1,36 @@
+// The resources the schema declares, as `defineResource` registers them: what every list of
+// resources elsewhere is read from (the event resources and their read scopes, the guard
+// tests over scopes and routes), so adding a resource is declaring it, nothing more.
+// Filled while the schema modules load (schema/index.ts imports them all), so it is read
+// at call time, never at another module's load.
+import type { Scope } from '../auth/scopes.js';
+import type { ResourceType } from './changes.js';
+
+export interface RegisteredResource {
+  /** The Prisma model: `Customer`. */
+  type: ResourceType;
+  /** REST path and list field: `customers`. */
+  path: string;
+  /** Item field, Prisma delegate and event resource: `customer` (events are `customer.created`, ...). */
+  item: string;
+  read: Scope;
+  /** The scope of its changes (its create may ask another, e.g. an email's). */
+  write: Scope;
+}
+
+const registered = new Map<ResourceType, RegisteredResource>();
+
+export function registerResource(resource: RegisteredResource): void {
+  for (const other of registered.values()) {
+    if (other.type === resource.type || other.path === resource.path || other.item === resource.item) {
+      throw new Error(`Resource ${resource.type} (/${resource.path}) is declared twice, or clashes with ${other.type} (/${other.path})`);
+    }
+  }
+  registered.set(resource.type, Object.freeze({ ...resource }));
+}
+
+/** Every declared resource, in declaration order. Throws if none is: the schema was not loaded. */
+export function registeredResources(): readonly RegisteredResource[] {
+  if (registered.size === 0) throw new Error('No resource is registered yet: import the schema (src/schema/index.ts) before reading the registry');
+  return [...registered.values()];
+}

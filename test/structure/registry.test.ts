@@ -1,0 +1,101 @@
+// What every list of resources is derived from, and guards on the lists that cannot be:
+// SCOPES (the CLI and the account page read it without loading the schema), the per-table
+// triggers of the migrations, and the docs. A resource added without them fails here,
+// not in production (a 403 on /v1/events, a list whose totals never move).
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrator.js';
+import { SOFT_DELETED_MODELS } from '../../src/db/tenant.js';
+import { getDatamodel } from '../../src/generated/pothos-prisma-types.js';
+import { ROUTES } from '../../src/rest/router.js';
+import { eventReadScopes, readableResources } from '../../src/schema/event.js';
+import '../../src/schema/index.js';
+import { registeredResources } from '../../src/schema/registry.js';
+import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+
+const resources = () => registeredResources();
+const keyWith = (...scopes: Scope[]) => ({ auth: { keyId: 'key', keyPrefix: 'svc_live_key', organizationId: 'org', expiresAt: null, scopes: new Set(scopes) } });
+
+describe('the resource registry', () => {
+  it('holds every versioned, softly deleted Prisma model, once', () => {
+    const models = getDatamodel().datamodel.models;
+    const resourceModels = [...SOFT_DELETED_MODELS].filter((name) => models[name]!.fields.some((field) => field.name === 'version'));
+    expect(resources().map((resource) => resource.type).sort()).toEqual(resourceModels.sort());
+    for (const resource of resources()) expect(resource.item).toBe(`${resource.type.charAt(0).toLowerCase()}${resource.type.slice(1)}`);
+  });
+
+  it("has every resource's read and write scope in SCOPES (src/auth/scopes.ts, kept by hand for the CLI)", () => {
+    for (const resource of resources()) {
+      expect(SCOPES, `${resource.type}'s read scope`).toContain(resource.read);
+      expect(SCOPES, `${resource.type}'s write scope`).toContain(resource.write);
+    }
+    // And no scope is left over: each one guards some route.
+    const guarding = new Set(ROUTES.map((route) => route.scope));
+    for (const scope of SCOPES) expect(guarding, scope).toContain(scope);
+  });
+
+  it('serves every resource on REST under its path and scopes', () => {
+    const routes = new Map(ROUTES.map((route) => [`${route.method} ${route.path}`, route]));
+    for (const { path, read, write } of resources()) {
+      for (const [row, scope] of [[`GET /${path}`, read], [`GET /${path}/{id}`, read], [`DELETE /${path}/{id}`, write], [`POST /${path}/{id}/restore`, write]] as const) {
+        expect(routes.get(row)?.scope, row).toBe(scope);
+      }
+      expect(routes.has(`POST /${path}`), `POST /${path}`).toBe(true);
+    }
+  });
+
+  it("reads events of exactly the resources a key may read; every resource's read scope reads some", () => {
+    expect(readableResources(keyWith('events:read'))).toEqual(resources().map((resource) => resource.item));
+    expect(readableResources(keyWith('webhooks:read'))).toEqual([]);
+    for (const resource of resources()) {
+      expect(readableResources(keyWith(resource.read)), resource.read).toContain(resource.item);
+      expect(eventReadScopes()).toContain(resource.read);
+    }
+    expect(eventReadScopes()[0]).toBe('events:read');
+  });
+
+  it('names every scope in the README and every scope and resource path in docs/API.md', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const api = readFileSync(new URL('../../docs/API.md', import.meta.url), 'utf8');
+    for (const scope of SCOPES) {
+      expect(readme.includes(`\`${scope}\``), `README.md names ${scope}`).toBe(true);
+      expect(api.includes(`\`${scope}\``), `docs/API.md names ${scope}`).toBe(true);
+    }
+    for (const { path } of resources()) expect(api.includes(`/${path}`), `docs/API.md names /${path}`).toBe(true);
+  });
+});
+
+// The triggers are SQL in each resource's migration: the same catalog on PGlite and
+// PostgreSQL, so one database is enough to read it.
+describe('the migrations give every resource its triggers', () => {
+  let fresh: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    fresh = await freshDatabase('postgres');
+    db = await openDatabase({ databaseUrl: fresh.env.DATABASE_URL, dataDir: '' });
+    await migrate(db.sql);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await fresh?.drop();
+  });
+
+  it('its table is named as its path, with the change stamp, the maintained count and the event trigger naming its item', async () => {
+    const triggers = await db.prisma.$queryRaw<{ table: string; fn: string; args: string }[]>`
+      SELECT c.relname AS table, p.proname AS fn, encode(t.tgargs, 'escape') AS args
+      FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
+      WHERE NOT t.tgisinternal`;
+    for (const { path, item } of resources()) {
+      const on = triggers.filter((trigger) => trigger.table === path);
+      expect(on.map((trigger) => trigger.fn).sort(), `triggers on ${path}`).toEqual(expect.arrayContaining(['count_records', 'record_event', 'stamp_change']));
+      // tgargs: each argument followed by a NUL byte (escaped as \000).
+      const event = on.find((trigger) => trigger.fn === 'record_event')!;
+      expect(event.args.split('\\000')[0], `record_event's resource on ${path}`).toBe(item);
+    }
+    // And no event trigger names a resource the registry does not know.
+    const named = triggers.filter((trigger) => trigger.fn === 'record_event').map((trigger) => trigger.args.split('\\000')[0]);
+    expect(named.sort()).toEqual(resources().map((resource) => resource.item).sort());
+  });
+});
