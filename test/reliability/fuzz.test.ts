@@ -153,7 +153,8 @@ describe('hostile input', () => {
     await fc.assert(
       fc.asyncProperty(hostileString, hostileString, fc.string({ maxLength: 120 }), async (id, header, document) => {
         const item = await call(`${api.url}/v1/customers/${encodeURIComponent(id)}`, { key: api.keys.acme, headers: { 'x-request-id': header.replace(/[^\x20-\x7e]/g, '') } });
-        expect([200, 404]).toContain(item.status);
+        // An id with a NUL character is refused as text PostgreSQL cannot hold (400 naming id).
+        expect(id.includes('\u0000') ? [400] : [200, 404]).toContain(item.status);
         const auth = await fetch(`${api.url}/v1/customers`, { headers: { authorization: `Bearer ${header.replace(/[^\x20-\x7e]/g, '')}` } });
         expect([401, 429]).toContain(auth.status);
         const graph = await call(`${api.url}/graphql`, { method: 'POST', key: api.keys.acme, json: { query: document, variables: { x: id } } });

@@ -217,7 +217,12 @@ export interface WebhookEndpoints {
   rotateSecret(id: string, options?: { idempotencyKey?: string }): Promise<WebhookEndpointWithSecret>;
   /** The endpoint's delivery attempts, newest first. */
   deliveries(id: string, params?: Query): Promise<Page<WebhookAttempt>>;
+  /** Sends a signed `webhook.ping` now and answers how the endpoint took it. */
+  test(id: string): Promise<WebhookTestResult>;
 }
+
+/** What the endpoint answered a test ping: its status (null when it could not be reached), the time it took, why it failed. */
+export type WebhookTestResult = { status_code: number | null; duration_ms: number; error: string | null };
 
 export type LineItemInput = { description: string; quantity: number; unit_amount: number };
 export type CustomerInput = { name: string; email?: string; phone?: string };
@@ -310,6 +315,7 @@ export class CrmClient {
       },
       rotateSecret: (id, options = {}) => this.request<WebhookEndpointWithSecret>('POST', `${item(id)}/rotate_secret`, { idempotencyKey: key(options) }),
       deliveries: (id, params = {}) => this.request<Page<WebhookAttempt>>('GET', `${item(id)}/deliveries`, { query: params }),
+      test: (id) => this.request<WebhookTestResult>('POST', `${item(id)}/test`),
     };
   }
 
