@@ -29,12 +29,14 @@ describe.each(DB_KINDS)('GraphQL bounds on %s', (kind) => {
   });
   afterAll(() => api.stop());
 
-  it('a 20-level fragment diamond is answered in well under a second', async () => {
+  it('a 20-level fragment diamond is answered in linear time (well under a second idle)', async () => {
     const started = performance.now();
     const response = await post(fragmentDiamond(20));
     const elapsed = performance.now() - started;
     expect(response.status).toBeLessThan(500);
-    expect(elapsed).toBeLessThan(1_000);
+    // Linear work answers in milliseconds; the exponential kind took seconds to minutes. The
+    // margin is for a loaded machine (this failed at 1.2 s under a load average of 9).
+    expect(elapsed).toBeLessThan(3_000);
     // The server is still responsive to the next request.
     expect((await post('{ apiVersion }')).body.data.apiVersion).toBe('1');
   });
