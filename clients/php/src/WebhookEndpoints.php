@@ -39,6 +39,12 @@ final class WebhookEndpoints
         return $this->client->request('POST', $this->item($id) . '/rotate_secret', [], null, $idempotencyKey ?? Client::uuid());
     }
 
+    /** Sends a signed webhook.ping now: ['status_code', 'duration_ms', 'error'] as the endpoint took it. */
+    public function test(string $id): array
+    {
+        return $this->client->request('POST', $this->item($id) . '/test');
+    }
+
     /** The endpoint's delivery attempts, newest first: ['event_id', 'status_code', 'duration_ms', 'error', 'created_at']. */
     public function deliveries(string $id, array $params = []): array
     {

@@ -189,6 +189,10 @@ class _WebhookEndpoints(_Pages):
         """A new signing secret, answered this once in `secret`; for 24 hours deliveries are signed with the old one too."""
         return self._client._request("POST", self._item(id) + "/rotate_secret", idempotency_key=idempotency_key or str(uuid.uuid4()))
 
+    def test(self, id: str) -> Dict[str, Any]:
+        """Sends a signed webhook.ping now: {"status_code", "duration_ms", "error"} as the endpoint took it."""
+        return self._client._request("POST", self._item(id) + "/test")
+
     def deliveries(self, id: str, **params: Any) -> Dict[str, Any]:
         """The endpoint's delivery attempts, newest first: {"event_id", "status_code", "duration_ms", "error", "created_at"}."""
         return self._client._request("GET", self._item(id) + "/deliveries", query=params)

@@ -195,6 +195,11 @@ module CrmClient
       @client.request('POST', "#{item(id)}/rotate_secret", idempotency_key: idempotency_key || SecureRandom.uuid)
     end
 
+    # Sends a signed webhook.ping now: {"status_code", "duration_ms", "error"} as the endpoint took it.
+    def test(id)
+      @client.request('POST', "#{item(id)}/test")
+    end
+
     # The endpoint's delivery attempts, newest first: {"event_id", "status_code", "duration_ms", "error", "created_at"}.
     def deliveries(id, **params)
       @client.request('GET', "#{item(id)}/deliveries", query: params)
