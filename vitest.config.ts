@@ -3,6 +3,10 @@ import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
+const TESTS = ['test/**/*.test.ts', 'clients/js/test/**/*.test.ts'];
+/** Files that change what modules hold (register a resource, mock a module) get a fresh process. */
+const ISOLATED = ['test/**/*.isolated.test.ts'];
+
 export default defineConfig({
   resolve: {
     // Node resolves `graphql` to its CommonJS build (no "exports" field); Vite would pick the
@@ -10,11 +14,18 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['test/**/*.test.ts', 'clients/js/test/**/*.test.ts'],
-    // Most tests start the real server as a child process on a real database.
+    // Test databases are copied from templates migrated once (test/helpers/databases.ts).
+    globalSetup: ['test/global-setup.ts'],
+    // Tests serve the app in process on a real database; a few start server processes.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      // A worker runs file after file with the modules already loaded: loading the app (its
+      // schema, Prisma's client, PGlite) again for every file took seconds of CPU per file.
+      { extends: true, test: { name: 'shared', include: TESTS, exclude: ISOLATED, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
+    ],
   },
 });

@@ -105,6 +105,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^${variable} `));
   });
 
+  // `npm start` as a process: what is tested is its exit code and what it prints.
   it('stops the process with a one-line message naming the variable', async () => {
     const result = await runNpm('start', [], { PORT: 'eighty' });
     expect(result.code).toBe(1);

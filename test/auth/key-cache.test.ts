@@ -1,12 +1,13 @@
 // Instances remember valid keys; a change to a key made anywhere must still take effect on
-// every instance's next request. Two server processes on one PostgreSQL database.
+// every instance's next request. Two instances on one PostgreSQL database, served in this
+// process: each has its own key cache and its own LISTEN connection, as two processes do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { call, csrfOf, makeKeys, postLogin } from '../helpers/api.js';
-import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
-import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
+import { call, csrfOf, makeKeys, postLogin, serveInProcess, type ServedInstance } from '../helpers/api.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
+import { runNpm } from '../helpers/processes.js';
 
 async function waitFor(check: () => boolean, what: string, ms = 10_000) {
   const until = Date.now() + ms;
@@ -18,21 +19,21 @@ async function waitFor(check: () => boolean, what: string, ms = 10_000) {
 
 describe('remembered API keys, across instances', () => {
   let db: TestDatabase;
-  let a: RunningServer;
-  let b: RunningServer;
+  let a: ServedInstance;
+  let b: ServedInstance;
   let keys: Record<string, string>;
   let sql: pg.Client;
-  const status = async (server: RunningServer, key: string) => (await call(`${server.url}/v1/customers?limit=1`, { key })).status;
+  const status = async (server: ServedInstance, key: string) => (await call(`${server.url}/v1/customers?limit=1`, { key })).status;
   const revoke = (key: string) => sql.query(`UPDATE api_keys SET revoked_at = now() WHERE prefix = $1`, [key.slice(0, 17)]);
 
   beforeAll(async () => {
-    db = await freshDatabase('postgres');
+    db = await migratedDatabase('postgres');
     keys = await makeKeys(db, { cli: { org: 'Acme' }, page: { org: 'Acme' }, sql: { org: 'Acme' }, cut: { org: 'Acme' }, kept: { org: 'Acme' } });
     const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: '' });
     const org = await open.prisma.organization.findFirstOrThrow({ where: { name: 'Acme' } });
     await open.prisma.user.create({ data: { organizationId: org.id, email: 'owner@acme.example', passwordHash: await hashPassword('the right password') } });
     await open.close();
-    [a, b] = await Promise.all([startServer(db.env), startServer(db.env)]);
+    [a, b] = await Promise.all([serveInProcess(db.env), serveInProcess(db.env)]);
     sql = new pg.Client({ connectionString: db.env.DATABASE_URL });
     await sql.connect();
     // Both instances are listening once a key lookup can be remembered; use every key once.
@@ -56,6 +57,7 @@ describe('remembered API keys, across instances', () => {
 
   it('a key revoked with the CLI is refused by both instances on their next request', async () => {
     expect(await status(a, keys.cli!)).toBe(200);
+    // The CLI as an operator runs it: a process of its own, outside both instances.
     const result = await runNpm('cli', ['keys', 'revoke', keys.cli!], db.env);
     expect(result.code, result.stderr).toBe(0);
     expect(await status(a, keys.cli!)).toBe(401);
@@ -79,7 +81,7 @@ describe('remembered API keys, across instances', () => {
   });
 
   /** Milliseconds from the commit until `server` refuses `key`. */
-  async function refusedAfter(server: RunningServer, key: string): Promise<number> {
+  async function refusedAfter(server: ServedInstance, key: string): Promise<number> {
     const committed = performance.now();
     while ((await status(server, key)) !== 401) {
       if (performance.now() - committed > 2000) throw new Error('the key still works 2 s after its revocation');

@@ -1,10 +1,13 @@
 // The Python, PHP and Ruby clients run their own tests, in their own language's standard
-// test tool, against the real server on a fresh embedded database.
+// test tool, against the real server on a fresh embedded database. Two servers for the whole
+// file, each language with organizations of its own on them (no language sees another's
+// records): one for the README examples and the clients' tests, and one with a tiny rate
+// limit (per key: one key per language) for their 429 tests.
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { rest, startApi } from '../helpers/api.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rest, startApi, type Api } from '../helpers/api.js';
 import { startInFlightProxy } from '../helpers/in-flight-proxy.js';
 
 interface Language {
@@ -49,70 +52,77 @@ function run(command: string[], env: Record<string, string>, cwd?: string): Prom
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
 }
 
-describe.each(LANGUAGES)('$name client', ({ dir, example }) => {
+let api: Api;
+let limited: Api;
+let inFlight: Awaited<ReturnType<typeof startInFlightProxy>>;
+beforeAll(async () => {
+  // The clients' tests receive real webhook deliveries on the loopback address, over http.
+  const keys = Object.fromEntries(
+    LANGUAGES.flatMap(({ name }) => [
+      [`${name} README`, { org: `${name} README` }],
+      [`${name} full`, { org: name }],
+      [`${name} readOnly`, { org: name, scopes: 'customers:read' }],
+    ]),
+  );
+  [api, limited] = await Promise.all([
+    startApi('pglite', keys, { RATE_LIMIT_MAX: '1000', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
+    startApi('pglite', Object.fromEntries(LANGUAGES.map(({ name }) => [name, { org: `${name} limited` }])), { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' }),
+  ]);
+  inFlight = await startInFlightProxy(api.url);
+});
+afterAll(async () => {
+  await inFlight?.close();
+  await Promise.all([api?.stop(), limited?.stop()]);
+});
+
+describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
   it('runs the README example as written', async () => {
-    const api = await startApi('pglite', { key: { org: 'Acme' } });
+    const key = api.keys[`${name} README`]!;
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
     const code = /```\w+\n([\s\S]*?)```/.exec(readme)![1]!;
     const file = join(dir, example.file);
     writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
     try {
-      const result = await run(example.command, { CRM_API_KEY: api.keys.key!, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
       expect(result.code, result.output).toBe(0);
       expect(result.output).toMatch(/total/);
     } finally {
       rmSync(file, { force: true });
-      await api.stop();
     }
   });
 
   it('runs the README sync example (its second code block) as written', async () => {
-    const api = await startApi('pglite', { key: { org: 'Acme' } });
+    const key = api.keys[`${name} README`]!;
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
     const code = [...readme.matchAll(/```\w+\n([\s\S]*?)```/g)][1]![1]!;
     const file = join(dir, example.file);
     writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
     try {
-      const created = await rest(api, api.keys.key!).post('/customers', { name: 'Synced' });
+      const created = await rest(api, key).post('/customers', { name: 'Synced' });
       expect(created.status).toBe(201);
-      const result = await run(example.command, { CRM_API_KEY: api.keys.key!, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
       expect(result.code, result.output).toBe(0);
       expect(result.output).toContain(created.body.id);
       expect(result.output).toMatch(/resume from \S+/);
     } finally {
       rmSync(file, { force: true });
-      await api.stop();
     }
   });
 });
 
 // The JavaScript client's tests are vitest tests of their own (clients/js/test).
-describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ command, passed }) => {
+describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ name, command, passed }) => {
   it('passes its tests against the real server', async () => {
-    // The tests receive real webhook deliveries on the loopback address, over http.
-    const api = await startApi('pglite', { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' } }, {
-      RATE_LIMIT_MAX: '1000',
-      WEBHOOK_ALLOW_HTTP: 'true',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    const result = await run(command, {
+      CRM_IN_FLIGHT_BASE_URL: `${inFlight.url}/v1`,
+      CRM_BASE_URL: `${api.url}/v1`,
+      CRM_API_KEY: api.keys[`${name} full`]!,
+      CRM_READONLY_KEY: api.keys[`${name} readOnly`]!,
+      CRM_LIMITED_BASE_URL: `${limited.url}/v1`,
+      CRM_LIMITED_KEY: limited.keys[name]!,
     });
-    const limited = await startApi('pglite', { key: { org: 'Limited' } }, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' });
-    const inFlight = await startInFlightProxy(api.url);
-    try {
-      const result = await run(command, {
-        CRM_IN_FLIGHT_BASE_URL: `${inFlight.url}/v1`,
-        CRM_BASE_URL: `${api.url}/v1`,
-        CRM_API_KEY: api.keys.full!,
-        CRM_READONLY_KEY: api.keys.readOnly!,
-        CRM_LIMITED_BASE_URL: `${limited.url}/v1`,
-        CRM_LIMITED_KEY: limited.keys.key!,
-      });
-      expect(result.code, result.output).toBe(0);
-      expect(result.output).toMatch(passed!);
-    } finally {
-      await inFlight.close();
-      await api.stop();
-      await limited.stop();
-    }
-    // Two servers to start, and webhook deliveries to wait for, on a machine that may be busy.
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(passed!);
+    // Webhook deliveries to wait for, on a machine that may be busy.
   }, 180_000);
 });

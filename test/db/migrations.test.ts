@@ -6,7 +6,7 @@ import { openDatabase, type Database } from '../../src/db/connection.js';
 import { DataDirLockedError } from '../../src/db/data-dir-lock.js';
 import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/db/migrator.js';
 import { pendingMigrationSql } from '../../scripts/schema-diff.js';
-import { DB_KINDS, freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { DB_KINDS, freshDatabase, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const committed = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
   .filter((e) => e.isDirectory())
@@ -72,9 +72,11 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
   });
 
   it('refuse a database that has migrations this version does not know', async () => {
-    const db = await open(await fresh());
+    const test = await migratedDatabase(kind);
+    cleanup.push(test.drop);
+    const db = await open(test);
     cleanup.push(() => db.close());
-    await migrate(db.sql);
+    expect(await migrate(db.sql)).toEqual([]);
     await db.sql.query(
       `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES (gen_random_uuid(), 'x', now(), '99999999999999_from_the_future', 1)`,
     );
@@ -99,7 +101,7 @@ describe('migrations, concurrently', () => {
   });
 
   it('a second process cannot open an embedded data folder that is in use', async () => {
-    const test = await freshDatabase('pglite');
+    const test = await migratedDatabase('pglite');
     const first = await open(test);
     try {
       await expect(open(test)).rejects.toThrow(DataDirLockedError);

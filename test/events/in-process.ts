@@ -10,7 +10,7 @@ import type { StreamLimits } from '../../src/events/streams.js';
 import { createLogger } from '../../src/logger.js';
 import { createRateLimiter } from '../../src/rate-limit.js';
 import { createApp } from '../../src/server.js';
-import { freshDatabase, type DbKind } from '../helpers/databases.js';
+import { migratedDatabase, type DbKind } from '../helpers/databases.js';
 
 export interface InProcess {
   db: Database;
@@ -29,7 +29,7 @@ export interface InProcess {
 }
 
 export async function inProcess(kind: DbKind, limits: Partial<StreamLimits> = {}): Promise<InProcess> {
-  const test = await freshDatabase(kind);
+  const test = await migratedDatabase(kind);
   let statements: string[] = [];
   const db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: test.env.DATA_DIR ?? '', onQuery: (sql) => statements.push(sql) });
   await migrate(db.sql);

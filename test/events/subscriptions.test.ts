@@ -1,9 +1,8 @@
 // GraphQL subscriptions over server-sent events, fed by the event log: a subscriber hears
 // what commits through any instance, only of its organization and of what its key may read.
 import { describe, expect, it } from 'vitest';
-import { rest, startApi } from '../helpers/api.js';
+import { rest, serveInProcess, startApi } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
-import { startServer } from '../helpers/processes.js';
 import { subscribe } from './sse.js';
 
 describe.each(DB_KINDS)('subscriptions on %s', (kind) => {
@@ -37,7 +36,7 @@ describe.each(DB_KINDS)('subscriptions on %s', (kind) => {
 describe('subscriptions across instances', () => {
   it('hear an event committed through another instance', async () => {
     const api = await startApi('postgres', { acme: { org: 'Acme' } });
-    const second = await startServer(api.db.env);
+    const second = await serveInProcess(api.db.env);
     try {
       const stream = await subscribe(second.url, api.keys.acme!);
       const customer = (await rest(api, api.keys.acme!).post('/customers', { name: 'From A' })).body;

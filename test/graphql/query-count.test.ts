@@ -8,7 +8,7 @@ import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
 import { createRateLimiter } from '../../src/rate-limit.js';
 import { createApp } from '../../src/server.js';
-import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 describe('nested GraphQL selections', () => {
   let test: TestDatabase;
@@ -31,7 +31,7 @@ describe('nested GraphQL selections', () => {
   }
 
   beforeAll(async () => {
-    test = await freshDatabase('postgres');
+    test = await migratedDatabase('postgres');
     db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '', onQuery: (sql) => statements.push(sql) });
     await migrate(db.sql);
     const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });

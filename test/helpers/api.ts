@@ -4,9 +4,9 @@ import { request as httpRequest } from 'node:http';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { parseScopes } from '../../src/auth/scopes.js';
-import { openDatabase } from '../../src/db/connection.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
-import { freshDatabase, type DbKind, type TestDatabase } from './databases.js';
+import { migratedDatabase, type DbKind, type TestDatabase } from './databases.js';
 import { loadConfig } from '../../src/config.js';
 import { startInstance, type Instance } from '../../src/instance.js';
 import { createLogger } from '../../src/logger.js';
@@ -31,22 +31,27 @@ export async function makeKeys(db: TestDatabase, specs: Record<string, KeySpec>)
   const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: db.env.DATA_DIR ?? '' });
   try {
     await migrate(open.sql);
-    const keys: Record<string, string> = {};
-    for (const [name, spec] of Object.entries(specs)) {
-      const organization = await open.prisma.organization.upsert({ where: { name: spec.org }, create: { name: spec.org }, update: {} });
-      const { key, record } = await createApiKey(open.prisma, {
-        organizationId: organization.id,
-        name,
-        scopes: parseScopes(spec.scopes ?? 'all'),
-        expiresAt: spec.expiresAt,
-      });
-      if (spec.revoked) await open.prisma.apiKey.update({ where: { id: record.id }, data: { revokedAt: new Date() } });
-      keys[name] = key;
-    }
-    return keys;
+    return await keysIn(open, specs);
   } finally {
     await open.close();
   }
+}
+
+/** The keys of `specs` (and their organizations), made in an open, migrated database. */
+async function keysIn(open: Database, specs: Record<string, KeySpec>): Promise<Record<string, string>> {
+  const keys: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const organization = await open.prisma.organization.upsert({ where: { name: spec.org }, create: { name: spec.org }, update: {} });
+    const { key, record } = await createApiKey(open.prisma, {
+      organizationId: organization.id,
+      name,
+      scopes: parseScopes(spec.scopes ?? 'all'),
+      expiresAt: spec.expiresAt,
+    });
+    if (spec.revoked) await open.prisma.apiKey.update({ where: { id: record.id }, data: { revokedAt: new Date() } });
+    keys[name] = key;
+  }
+  return keys;
 }
 
 /** A user of organization `org` (made if it does not exist yet) who can log in to the account pages. */
@@ -71,9 +76,10 @@ export interface ServedInstance {
 /**
  * Serves the app in this process, on a real port and the given database, configured from
  * `env` exactly as the server reads its environment. Tests whose subject is the process
- * itself (signals, cluster, CLI, first start) use startServer instead.
+ * itself (signals, cluster, CLI, first start) use startServer instead. `prepare` runs on
+ * the migrated database before the instance starts (an embedded one is opened only once).
  */
-export async function serveInProcess(env: Record<string, string>): Promise<ServedInstance> {
+export async function serveInProcess(env: Record<string, string>, prepare?: (db: Database) => Promise<void>): Promise<ServedInstance> {
   const config = loadConfig({ SEED_ON_FIRST_START: 'false', LOG_LEVEL: 'info', ...env, PORT: '0', HOST: '127.0.0.1' });
   let output = '';
   const log = createLogger(config.logLevel, (line) => (output += line));
@@ -81,6 +87,7 @@ export async function serveInProcess(env: Record<string, string>): Promise<Serve
   let instance: Instance;
   try {
     await migrate(db.sql);
+    await prepare?.(db);
     instance = await startInstance(config, log, db);
   } catch (error) {
     await db.close();
@@ -95,9 +102,12 @@ export async function serveInProcess(env: Record<string, string>): Promise<Serve
 }
 
 export async function startApi(kind: DbKind, specs: Record<string, KeySpec>, env: Record<string, string> = {}): Promise<Api> {
-  const db = await freshDatabase(kind);
-  const keys = await makeKeys(db, specs);
-  const server = await serveInProcess({ ...db.env, ...env });
+  const db = await migratedDatabase(kind);
+  let keys: Record<string, string> = {};
+  const server = await serveInProcess({ ...db.env, ...env }, async (open) => void (keys = await keysIn(open, specs))).catch(async (error: unknown) => {
+    await db.drop();
+    throw error;
+  });
   return {
     url: server.url,
     db,

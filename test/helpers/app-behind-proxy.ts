@@ -8,7 +8,7 @@ import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
 import { createRateLimiter } from '../../src/rate-limit.js';
 import { createApp } from '../../src/server.js';
-import { freshDatabase, POSTGRES_ADMIN_URL } from './databases.js';
+import { migratedDatabase, POSTGRES_ADMIN_URL } from './databases.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 export interface Answer {
@@ -29,7 +29,7 @@ export interface AppBehindProxy {
 }
 
 export async function startAppBehindProxy(): Promise<AppBehindProxy> {
-  const test = await freshDatabase('postgres');
+  const test = await migratedDatabase('postgres');
   const target = new URL(POSTGRES_ADMIN_URL);
   const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
   const viaProxy = new URL(test.env.DATABASE_URL!);

@@ -1,10 +1,14 @@
-// Each test gets its own database: a fresh PGlite folder, or a PostgreSQL database created
-// for it on the local server and dropped afterwards, so runs never collide.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+// Each test file or suite gets its own database: a PGlite folder, or a PostgreSQL database
+// created for it on the local server and dropped afterwards, so runs never collide. Empty
+// (freshDatabase), or already migrated (migratedDatabase): a copy of a template migrated
+// once per set of migrations, since creating a PGlite cluster and migrating it takes seconds.
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { openDatabase } from '../../src/db/connection.js';
+import { migrate, readMigrations } from '../../src/db/migrator.js';
 
 export type DbKind = 'pglite' | 'postgres';
 export const DB_KINDS: DbKind[] = ['pglite', 'postgres'];
@@ -47,4 +51,102 @@ export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
     env: { DATABASE_URL: postgresUrl(name) },
     drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/**
+ * A database with every migration applied, as the service leaves it at its first start
+ * (without the demo): a copy of the migrated template. Tests of migrating or of a first
+ * start use freshDatabase.
+ */
+export async function migratedDatabase(kind: DbKind): Promise<TestDatabase> {
+  const template = await ensureTemplate(kind);
+  if (kind === 'pglite') {
+    const dataDir = mkdtempSync(join(tmpdir(), 'crm-test-'));
+    cpSync(template, dataDir, { recursive: true });
+    return { kind, env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `crm_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  return {
+    kind,
+    env: { DATABASE_URL: postgresUrl(name) },
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+/**
+ * Names the templates after what makes them: the migrations, the migrator, and PGlite's
+ * version (its folder format), so a changed migration gets a template of its own.
+ */
+function templateId(): string {
+  const hash = createHash('sha256');
+  for (const migration of readMigrations()) hash.update(`${migration.name}\0${migration.checksum}\0`);
+  hash.update(readFileSync(new URL('../../src/db/migrator.ts', import.meta.url)));
+  hash.update(JSON.parse(readFileSync(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url), 'utf8')).version);
+  return hash.digest('hex').slice(0, 16);
+}
+
+const templates = new Map<DbKind, Promise<string>>();
+
+/**
+ * The migrated template of `kind` (a folder, or a database name), made if missing. Runs in
+ * parallel processes may race to make it: each builds its own under a name of its own and
+ * renames it into place; the loser throws its copy away.
+ */
+export function ensureTemplate(kind: DbKind): Promise<string> {
+  let made = templates.get(kind);
+  if (!made) {
+    made = kind === 'pglite' ? pgliteTemplate() : postgresTemplate();
+    made.catch(() => templates.delete(kind));
+    templates.set(kind, made);
+  }
+  return made;
+}
+
+async function pgliteTemplate(): Promise<string> {
+  const folder = join(tmpdir(), `crm-template-${templateId()}`);
+  if (existsSync(join(folder, 'PG_VERSION'))) return folder;
+  const building = mkdtempSync(join(tmpdir(), 'crm-template-building-'));
+  try {
+    const db = await openDatabase({ databaseUrl: undefined, dataDir: building });
+    try {
+      await migrate(db.sql);
+    } finally {
+      await db.close();
+    }
+    renameSync(building, folder);
+  } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    // Another run put its template there first.
+    if (!existsSync(join(folder, 'PG_VERSION'))) throw error;
+  }
+  return folder;
+}
+
+async function postgresTemplate(): Promise<string> {
+  const name = `crm_template_${templateId()}`;
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount) return name;
+    const building = `crm_template_building_${randomBytes(6).toString('hex')}`;
+    await client.query(`CREATE DATABASE ${building}`);
+    try {
+      const db = await openDatabase({ databaseUrl: postgresUrl(building), dataDir: '' });
+      try {
+        await migrate(db.sql);
+      } finally {
+        await db.close();
+      }
+      await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    } catch (error) {
+      await client.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+      // 42P04: another run put its template there first.
+      if ((error as { code?: string }).code !== '42P04') throw error;
+    }
+    return name;
+  } finally {
+    await client.end();
+  }
 }

@@ -8,7 +8,7 @@ import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
 import { createRateLimiter } from '../../src/rate-limit.js';
 import { createApp } from '../../src/server.js';
-import { freshDatabase, type DbKind, type TestDatabase } from '../helpers/databases.js';
+import { migratedDatabase, type DbKind, type TestDatabase } from '../helpers/databases.js';
 
 export type App = ReturnType<typeof createApp>;
 
@@ -50,7 +50,7 @@ export interface Instances {
 
 /** `count` instances (1 on PGlite) on a fresh database with one organization and a key of every scope. */
 export async function startInstances(kind: DbKind, count: number): Promise<Instances> {
-  const test: TestDatabase = await freshDatabase(kind);
+  const test: TestDatabase = await migratedDatabase(kind);
   const dbs: Database[] = [];
   try {
     for (let i = 0; i < (kind === 'pglite' ? 1 : count); i++) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, makeKeys, startApi, type Api } from '../helpers/api.js';
-import { freshDatabase } from '../helpers/databases.js';
+import { call, makeKeys, serveInProcess, startApi, type Api } from '../helpers/api.js';
+import { migratedDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -74,11 +74,12 @@ describe('requests without a valid key', () => {
 
 describe('rate limits shared through Redis', () => {
   it('two server processes admit exactly the limit out of 300 concurrent requests', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     // Keys are UUIDs made for this run, so their Redis counts never meet another run's.
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
-    // Straight to Redis (a proxy in this busy test process would slow it past its timeout);
-    // a window long enough that the burst cannot outlast the refill of one unit (180 s).
+    // Processes: the instances' Redis commands (500 ms timeout) must not wait behind this
+    // process's burst of 300 requests. Straight to Redis (a proxy here would slow it the
+    // same way); a window long enough that the burst cannot outlast the refill of one unit (180 s).
     const env = { ...db.env, REDIS_URL: `redis://${REDIS.host}:${REDIS.port}`, RATE_LIMIT_MAX: '20', RATE_LIMIT_WINDOW_SECONDS: '3600' };
     const [one, two] = await Promise.all([startServer(env), startServer(env)]);
     try {
@@ -96,13 +97,13 @@ describe('rate limits shared through Redis', () => {
     }
   });
 
-  it('two server processes share one allowance, and survive Redis going away', async () => {
-    const db = await freshDatabase('postgres');
+  it('two instances share one allowance, and survive Redis going away', async () => {
+    const db = await migratedDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const proxy = await startTcpProxy(REDIS.host, REDIS.port);
     // Six an hour: no unit comes back during the test.
     const env = { ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '6', RATE_LIMIT_WINDOW_SECONDS: '3600' };
-    const [one, two] = await Promise.all([startServer(env), startServer(env)]);
+    const [one, two] = await Promise.all([serveInProcess(env), serveInProcess(env)]);
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) statuses.push((await call(`${(i % 2 ? one : two).url}/v1/customers`, { key })).status);
@@ -131,12 +132,12 @@ describe('rate limits shared through Redis', () => {
   });
 
   it('while Redis hangs, only the first request waits for it; the others are counted in memory at once, until Redis answers again', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const proxy = await startTcpProxy(REDIS.host, REDIS.port);
     // At 100,000 a day the allowance refills about one unit a second, so the counts below
     // tell Redis's (a few units) from memory's (twenty) apart.
-    const server = await startServer({ ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_WINDOW_SECONDS: '86400' });
+    const server = await serveInProcess({ ...db.env, REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_WINDOW_SECONDS: '86400' });
     const timed = async () => {
       const begun = performance.now();
       const response = await call(`${server.url}/v1/customers`, { key });

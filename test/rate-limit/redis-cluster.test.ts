@@ -18,7 +18,7 @@ import { createLogger } from '../../src/logger.js';
 import { createRateLimiter, type RateLimiter } from '../../src/rate-limit.js';
 import { redisKey } from '../../src/rate-limit/redis.js';
 import { createApp } from '../../src/server.js';
-import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const MASTERS = 3;
 const LIMIT = 5;
@@ -159,7 +159,7 @@ describe('rate limits on a Redis Cluster, REDIS_URL naming one node', () => {
 
   beforeAll(async () => {
     await cluster.start();
-    test = await freshDatabase('pglite');
+    test = await migratedDatabase('pglite');
     db = await openDatabase({ dataDir: test.env.DATA_DIR! });
     await migrate(db.sql);
     organizationId = (await db.prisma.organization.create({ data: { name: 'Acme' } })).id;

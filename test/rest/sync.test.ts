@@ -8,7 +8,7 @@ import { rest, startApi, type Api } from '../helpers/api.js';
 import { migrate } from '../../src/db/migrator.js';
 import { purgeTombstones } from '../../src/db/tombstones.js';
 import { createLogger } from '../../src/logger.js';
-import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
+import { DB_KINDS, migratedDatabase } from '../helpers/databases.js';
 
 type Client = ReturnType<typeof rest>;
 interface Row {
@@ -226,7 +226,7 @@ describe.each(DB_KINDS)('sync under concurrent writers on %s', (kind) => {
 
 describe.each(DB_KINDS)('tombstone retention on %s', (kind) => {
   it('tombstones older than the retention are purged; newer ones and live records stay', async () => {
-    const fresh = await freshDatabase(kind);
+    const fresh = await migratedDatabase(kind);
     const db = await openDatabase({ databaseUrl: fresh.env.DATABASE_URL, dataDir: fresh.env.DATA_DIR ?? '' });
     try {
       await migrate(db.sql);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { makeKeys, postLogin } from '../helpers/api.js';
-import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
 import { stopUnderLoad } from '../helpers/shutdown-load.js';
 
@@ -72,7 +72,7 @@ describe('a cluster of two workers on PostgreSQL (memory rate limits)', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    db = await freshDatabase('postgres');
+    db = await migratedDatabase('postgres');
     keys = await makeKeys(db, { limited: { org: 'Acme' }, revoked: { org: 'Acme' }, other: { org: 'Acme' } });
     const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: '' });
     const org = await open.prisma.organization.findFirstOrThrow({ where: { name: 'Acme' } });
@@ -151,7 +151,7 @@ describe('a cluster of two workers on PostgreSQL (memory rate limits)', () => {
 
 describe('graceful shutdown of a cluster under load', () => {
   it('SIGTERM while creates are in flight on both workers: every 201 has its row, and nothing else was written', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const server = await startServer({ ...db.env, ...CLUSTER, RATE_LIMIT_MAX: '10000' });
     try {
@@ -178,7 +178,7 @@ describe('graceful shutdown of a cluster under load', () => {
 
 describe('the embedded database', () => {
   it('stays one process whatever WEB_CONCURRENCY says, and says so', async () => {
-    const db = await freshDatabase('pglite');
+    const db = await migratedDatabase('pglite');
     const server = await startServer({ ...db.env, ...CLUSTER });
     try {
       expect(server.output()).toMatch(/"msg":"the embedded database is served by one process: WEB_CONCURRENCY=2 is ignored[^"]*"/);

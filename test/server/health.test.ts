@@ -1,17 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DB_KINDS, freshDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../helpers/databases.js';
-import { makeKeys } from '../helpers/api.js';
-import { startServer, type RunningServer } from '../helpers/processes.js';
+import { DB_KINDS, migratedDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../helpers/databases.js';
+import { makeKeys, serveInProcess, type ServedInstance } from '../helpers/api.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 describe.each(DB_KINDS)('health, readiness and unknown paths on %s', (kind) => {
   let db: TestDatabase;
-  let server: RunningServer;
+  let server: ServedInstance;
   let key: string;
   beforeAll(async () => {
-    db = await freshDatabase(kind);
+    db = await migratedDatabase(kind);
     key = (await makeKeys(db, { key: { org: 'Acme' } })).key!;
-    server = await startServer(db.env);
+    server = await serveInProcess(db.env);
   });
   afterAll(async () => {
     await server?.stop();
@@ -74,12 +73,12 @@ describe.each(DB_KINDS)('health, readiness and unknown paths on %s', (kind) => {
 
 describe('readiness follows the database link', () => {
   it('GET /readyz fails while PostgreSQL is unreachable, /healthz stays up, and both recover', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const target = new URL(POSTGRES_ADMIN_URL);
     const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
     const viaProxy = new URL(db.env.DATABASE_URL!);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
-    const server = await startServer({ DATABASE_URL: viaProxy.toString() });
+    const server = await serveInProcess({ DATABASE_URL: viaProxy.toString() });
     try {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
 

@@ -4,7 +4,7 @@ import { Agent, request, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveInProcess, type ServedInstance } from '../helpers/api.js';
-import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 /** GET on the agent's kept-alive connection; answers the response and the socket it used. */
 function get(url: string, agent: Agent): Promise<{ response: IncomingMessage; socket: Socket }> {
@@ -25,9 +25,9 @@ describe('kept-alive connections', () => {
   let shortLived: ServedInstance;
 
   beforeAll(async () => {
-    db = await freshDatabase('pglite');
+    db = await migratedDatabase('pglite');
     server = await serveInProcess(db.env);
-    other = await freshDatabase('pglite');
+    other = await migratedDatabase('pglite');
     shortLived = await serveInProcess({ ...other.env, HTTP_KEEP_ALIVE_SECONDS: '1' });
   });
   afterAll(async () => {

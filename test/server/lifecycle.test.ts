@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
+import { DB_KINDS, freshDatabase, migratedDatabase } from '../helpers/databases.js';
 import { makeKeys } from '../helpers/api.js';
 import { lastLine, runNpm, startNpm, startServer } from '../helpers/processes.js';
 
@@ -30,7 +30,7 @@ function halfSentRequest(url: string, key: string, body: string) {
 
 describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
   it('on SIGTERM stops accepting, finishes the request in flight, closes the database and exits 0', async () => {
-    const db = await freshDatabase(kind);
+    const db = await migratedDatabase(kind);
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const server = await startServer(db.env);
     try {
@@ -80,7 +80,7 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
 
 describe('the embedded data folder belongs to one process', () => {
   it('the CLI refuses at once, with a clear message, while the server holds the folder', async () => {
-    const db = await freshDatabase('pglite');
+    const db = await migratedDatabase('pglite');
     const server = await startServer(db.env);
     try {
       const result = await runNpm('cli', ['keys', 'create', '--org', 'Acme'], db.env);
@@ -95,7 +95,7 @@ describe('the embedded data folder belongs to one process', () => {
   });
 
   it('a second server refuses to start on the same folder', async () => {
-    const db = await freshDatabase('pglite');
+    const db = await migratedDatabase('pglite');
     const server = await startServer(db.env);
     try {
       await expect(startServer(db.env)).rejects.toThrow(/exited with 1[\s\S]*in use by another process/);

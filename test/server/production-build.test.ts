@@ -2,7 +2,7 @@
 // Dockerfile and the benchmark run it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, makeKeys } from '../helpers/api.js';
-import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 import { runNpm, startNpm, type RunningServer } from '../helpers/processes.js';
 
 describe('the production build', () => {
@@ -13,7 +13,7 @@ describe('the production build', () => {
   beforeAll(async () => {
     const build = await runNpm('build', [], {});
     expect(build.code, build.stdout + build.stderr).toBe(0);
-    db = await freshDatabase('pglite');
+    db = await migratedDatabase('pglite');
     ({ key } = (await makeKeys(db, { key: { org: 'Acme' } })) as { key: string });
     server = await startNpm('start:production', { ...db.env, NODE_ENV: 'production' });
   }, 120_000);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { csrfOf, makeKeys, postChunked, postLogin, type Api } from '../helpers/api.js';
-import { freshDatabase } from '../helpers/databases.js';
+import { migratedDatabase } from '../helpers/databases.js';
 import { startServer, type RunningServer } from '../helpers/processes.js';
 
 /** The server process's resident memory, in MB. */
@@ -14,7 +14,7 @@ describe('login', () => {
   // A process of its own: one test reads the server's memory.
   let api: Omit<Api, 'server'> & { server: RunningServer };
   beforeAll(async () => {
-    const database = await freshDatabase('postgres');
+    const database = await migratedDatabase('postgres');
     await makeKeys(database, {}); // applies the migrations
     const db = await openDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: '' });
     const org = await db.prisma.organization.create({ data: { name: 'Acme' } });

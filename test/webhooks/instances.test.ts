@@ -1,8 +1,7 @@
 // Two instances on one PostgreSQL database share the deliveries: every event reaches the
 // receiver exactly once, whichever instance took it (each due delivery is claimed by one).
 import { describe, expect, it } from 'vitest';
-import { rest, startApi } from '../helpers/api.js';
-import { startServer } from '../helpers/processes.js';
+import { rest, serveInProcess, startApi } from '../helpers/api.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 const ENV = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_MAX: '100000' };
@@ -12,7 +11,7 @@ describe('webhooks from two instances', () => {
   it(`delivers ${EVENTS} events exactly once`, async () => {
     const receiver = await startReceiver();
     const api = await startApi('postgres', { acme: { org: 'Acme' } }, ENV);
-    const second = await startServer({ ...api.db.env, ...ENV });
+    const second = await serveInProcess({ ...api.db.env, ...ENV });
     try {
       const [one, two] = [rest(api, api.keys.acme!), rest({ url: second.url }, api.keys.acme!)];
       expect((await one.post('/webhook_endpoints', { url: `${receiver.url}/both` })).status).toBe(201);

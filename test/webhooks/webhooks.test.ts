@@ -6,7 +6,7 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, gql, makeKeys, rest, serveInProcess, startApi, type Api } from '../helpers/api.js';
-import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
+import { DB_KINDS, migratedDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -213,7 +213,7 @@ describe.each(DB_KINDS)('webhook safety and crashes on %s', (kind) => {
     const receiver = await startReceiver();
     const env = { ...LOCAL, WEBHOOK_LEASE_SECONDS: '2' };
     // A process of its own: the test kills it.
-    const db = await freshDatabase(kind);
+    const db = await migratedDatabase(kind);
     const keys = await makeKeys(db, { acme: { org: 'Acme' } });
     let server = await startServer({ ...db.env, ...env });
     const api = { url: server.url, db, keys };

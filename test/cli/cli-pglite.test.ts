@@ -1,0 +1,3 @@
+import { commandLineSuite } from './command-line.js';
+
+commandLineSuite('pglite');
