@@ -15,12 +15,16 @@ import {
   execute,
   getNamedType,
   isCompositeType,
+  isInputObjectType,
   isInterfaceType,
   isObjectType,
   Kind,
+  typeFromAST,
   type DocumentNode,
   type GraphQLCompositeType,
+  type GraphQLNamedType,
   type GraphQLSchema,
+  type NamedTypeNode,
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -94,6 +98,31 @@ export function selectsNestedRelations(schema: GraphQLSchema, document: Document
   });
 }
 
+/** Whether an input type reaches itself through its fields. */
+function isRecursiveInput(type: GraphQLNamedType, path: Set<string> = new Set()): boolean {
+  if (!isInputObjectType(type)) return false;
+  if (path.has(type.name)) return true;
+  path.add(type.name);
+  const recursive = Object.values(type.getFields()).some((field) => isRecursiveInput(getNamedType(field.type), path));
+  path.delete(type.name);
+  return recursive;
+}
+
+/**
+ * Whether a variable of the document has a recursive input type: graphql-jit writes out
+ * the coercion of a variable's whole type, and never ends on one that contains itself.
+ * The schema declares none (relation filters take `<Type>RelatedWhere`); this keeps one
+ * added later from hanging the process.
+ */
+export function declaresRecursiveInput(schema: GraphQLSchema, document: DocumentNode): boolean {
+  return document.definitions.some(
+    (d) => d.kind === Kind.OPERATION_DEFINITION && (d.variableDefinitions ?? []).some((v) => {
+      const type = typeFromAST(schema, v.type as NamedTypeNode);
+      return !!type && isRecursiveInput(getNamedType(type));
+    }),
+  );
+}
+
 export function useCompiledExecution(log: Logger): Plugin {
   // Runs so far, keyed by the parsed document, which yoga's parser cache (and the REST route
   // table) reuse; NEVER for a document decided, at first sight, to stay uncompiled.
@@ -108,7 +137,7 @@ export function useCompiledExecution(log: Logger): Plugin {
         if (count === undefined) {
           // Subscriptions stream from the standard executor.
           const subscription = document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription');
-          count = subscription || expandedFieldCount(document) > MAX_COMPILED_FIELDS || selectsNestedRelations(schema, document) ? NEVER : 0;
+          count = subscription || expandedFieldCount(document) > MAX_COMPILED_FIELDS || selectsNestedRelations(schema, document) || declaresRecursiveInput(schema, document) ? NEVER : 0;
           runs.set(document, count);
         }
         if (count === NEVER) return false;

@@ -6,9 +6,10 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { apiError, codeOf, errorHeaders, type FieldError } from '../errors.js';
 import { problemResponse } from '../http/problem.js';
 import { readBody } from '../http/read-body.js';
-import { bodyToInput, queryValue } from './body.js';
+import { bodyToInput } from './body.js';
+import { restQuery } from './list-params.js';
 import { restParam } from './names.js';
-import { CHANGES, type QueryParam, type Route } from './routes.js';
+import { CHANGES, shapedRoute, type Route } from './routes.js';
 import { Response } from '../http/fetch.js';
 
 /** Runs a route's operation on the GraphQL pipeline. */
@@ -16,33 +17,6 @@ export type Execute = (route: Route, variables: Record<string, unknown>, inputEr
 
 function badRequest(detail: string, errors: FieldError[]): GraphQLError {
   return apiError('BAD_REQUEST', detail, { errors });
-}
-
-function queryVariables(url: URL, params: QueryParam[]): Record<string, unknown> {
-  const known = new Map(params.map((p) => [p.name, p]));
-  const errors: FieldError[] = [];
-  const variables: Record<string, unknown> = {};
-  const seen = new Set<string>();
-  for (const [name, raw] of url.searchParams) {
-    const param = known.get(name);
-    if (!param) {
-      const known = params.length > 0 ? ` (known: ${params.map((p) => p.name).join(', ')})` : '';
-      errors.push({ param: name, message: `is not a parameter of this endpoint${known}` });
-      continue;
-    }
-    if (seen.has(name)) {
-      errors.push({ param: name, message: 'must not be repeated' });
-      continue;
-    }
-    seen.add(name);
-    // REST's own rule: `all` is no filter. Everything else is the argument type's to judge.
-    if (param.kind === 'enum' && raw === 'all') continue;
-    const { value, fault } = queryValue(raw, param.type);
-    if (fault) errors.push({ param: name, message: param.kind === 'enum' ? fault.replace('must be one of ', 'must be one of all, ') : fault });
-    else variables[param.variable] = value;
-  }
-  if (errors.length > 0) throw badRequest(`Invalid query parameters: ${errors.map((e) => e.param).join(', ')}.`, errors);
-  return variables;
 }
 
 interface BodyVariables {
@@ -88,13 +62,16 @@ function unchanged(request: Request, etag: string): boolean {
   return header.trim() === '*' || header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
-/** A GraphQL error in REST's words: snake_case fields, the route's scope, no type names. */
-function inRestWords(error: GraphQLError, route: Route): GraphQLError {
+/**
+ * A GraphQL error in REST's words: snake_case fields (query parameters as sent), the scope
+ * missing (the route's, or the one an expand or a relation filter needs), no type names.
+ */
+function inRestWords(error: GraphQLError, route: Route, sent: Map<string, string>): GraphQLError {
   const code = codeOf(error);
-  const errors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: restParam(e.param), message: e.message }));
+  const errors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: sent.get(e.param) ?? restParam(e.param), message: e.message }));
   let detail = error.message;
-  if (errors?.length && code === 'BAD_REQUEST') detail = `Invalid fields: ${errors.map((e) => e.param).join(', ')}.`;
-  else if (code === 'FORBIDDEN') detail = `This API key lacks the scope ${route.scope}.`;
+  if (errors?.length && code === 'BAD_REQUEST') detail = `Invalid ${sent.size > 0 || route.kind === 'list' ? 'parameters' : 'fields'}: ${errors.map((e) => e.param).join(', ')}.`;
+  else if (code === 'FORBIDDEN') detail = `This API key lacks the scope ${(error.extensions?.scopes as string[] | undefined)?.join(' or ') ?? route.scope}.`;
   return apiError(code, detail, { errors, headers: errorHeaders(error) });
 }
 
@@ -111,9 +88,11 @@ function etagOf(record: unknown): string | undefined {
 
 export async function handleRest(route: Route, request: Request, url: URL, base: string, id: string | undefined, execute: Execute, requestId: string): Promise<Response> {
   try {
-    // Only lists take query parameters: the same check refuses any that come elsewhere.
-    const queried = queryVariables(url, route.params);
-    let variables: Record<string, unknown> = route.kind === 'list' ? queried : { ...queried, id };
+    // Lists take paging, order and filters; lists and items the record's shape; the same
+    // check refuses any parameter elsewhere.
+    const query = restQuery(url, route);
+    const shaped = shapedRoute(route, query.shape);
+    let variables: Record<string, unknown> = route.kind === 'list' ? query.variables : { ...query.variables, id };
     let inputErrors: FieldError[] | undefined;
     if (CHANGES.has(route.kind)) variables.expectedVersion = expectedVersion(request);
     if (route.kind === 'create' || route.kind === 'update' || (route.kind === 'move' && route.input && request.headers.has('content-type'))) {
@@ -121,18 +100,20 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       variables = { ...variables, ...body.variables };
       inputErrors = body.inputErrors;
     }
-    const result = await execute(route, variables, inputErrors);
+    const result = await execute(shaped, variables, inputErrors);
     const error = result.errors?.[0];
     const data = result.data?.result;
     if (error) {
-      const refusal = inRestWords(error, route);
+      const refusal = inRestWords(error, route, query.sent);
       // A failed condition answers the record as it is now, so the client can merge and retry.
       const current = codeOf(refusal) === 'PRECONDITION_FAILED' && route.item ? (await execute(route.item, { id })).data?.result : undefined;
       const etag = current ? etagOf(current) : undefined;
       return problemResponse(refusal, requestId, current ? { current } : undefined, etag ? { etag } : undefined);
     }
     if (data === null || data === undefined) {
-      return problemResponse(apiError('NOT_FOUND', `No ${route.resource.type.toLowerCase()} with this id in this organization.`), requestId);
+      // A related list (a record's events) is missing when its record is.
+      const type = (route.item ?? route).resource.type;
+      return problemResponse(apiError('NOT_FOUND', `No ${type.toLowerCase()} with this id in this organization.`), requestId);
     }
     if (route.kind === 'list' || route.kind === 'related') {
       const page = data as { data: Array<Record<string, unknown>> };

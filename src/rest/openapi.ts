@@ -15,7 +15,7 @@ import {
 } from 'graphql';
 import { SCOPES } from '../auth/scopes.js';
 import { ERRORS, type ErrorCode } from '../errors.js';
-import { MAX_SEARCH } from '../schema/customer.js';
+import { MAX_SEARCH } from '../schema/list-query.js';
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
 import { snakeCase } from './names.js';
 import type { Route } from './routes.js';

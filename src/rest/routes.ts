@@ -63,6 +63,11 @@ export interface Route {
   moves?: string[];
   /** The GraphQL field the row runs. */
   field: string;
+  /** A list's `<Type>Where` and `<Type>OrderBy` (REST's filters and order_by, rest/list-params.ts). */
+  where?: GraphQLInputObjectType;
+  orderBy?: GraphQLEnumType;
+  /** The row's document with another selection of the record (fields=, expand=). */
+  template: (selection: string) => string;
   /** The item row of the same resource (a refused change answers the current record). */
   item?: Route;
 }
@@ -70,9 +75,10 @@ export interface Route {
 /** Rows that change one record: they take If-Match and an Idempotency-Key. */
 export const CHANGES: ReadonlySet<Route['kind']> = new Set(['update', 'delete', 'restore', 'move']);
 
-/** The record's fields, aliased to snake_case: `created_at: createdAt`. */
-export function selectionOf(type: GraphQLObjectType, embedded: string[] = []): string {
+/** The record's fields (those of `only`, by REST name, when given), aliased to snake_case: `created_at: createdAt`. */
+export function selectionOf(type: GraphQLObjectType, embedded: string[] = [], only?: ReadonlySet<string>): string {
   const fields = Object.values(type.getFields()).flatMap((field) => {
+    if (only && !only.has(snakeCase(field.name))) return [];
     const named = getNamedType(field.type);
     const alias = snakeCase(field.name) === field.name ? field.name : `${snakeCase(field.name)}: ${field.name}`;
     if (isLeafType(named)) return [alias];
@@ -130,6 +136,11 @@ const ADDRESS: Record<RestExtension['kind'], { method: Route['method']; path: (r
 
 type Row = Omit<Route, 'parsed' | 'item'>;
 
+/** A list argument REST reads through `where` instead (`status=` is `where.status`). */
+function coveredByWhere(arg: string, where: GraphQLInputObjectType | undefined): boolean {
+  return !!where && (arg === 'where' || arg === 'orderBy' || arg in where.getFields());
+}
+
 function rowsOf(schema: GraphQLSchema): Row[] {
   const rows: Row[] = [];
   const fields = [...Object.values(schema.getQueryType()!.getFields()), ...Object.values(schema.getMutationType()!.getFields())];
@@ -145,26 +156,60 @@ function rowsOf(schema: GraphQLSchema): Row[] {
     const declarations = field.args.map((arg) => `$${arg.name}: ${String(arg.type)}`).join(', ');
     const passing = field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
     const { method, path } = ADDRESS[rest.kind];
-    const row = { method, path: path(rest), kind: rest.kind, resource, scope, params: [], record, verb: rest.verb, moves: rest.moves, field: field.name };
+    const base = { method, path: path(rest), kind: rest.kind, resource, scope, params: [], record, verb: rest.verb, moves: rest.moves, field: field.name };
+    const whereArg = getNamedType(field.args.find((arg) => arg.name === 'where')?.type);
+    const orderArg = getNamedType(field.args.find((arg) => arg.name === 'orderBy')?.type);
+    const where = isInputObjectType(whereArg) ? whereArg : undefined;
+    const orderBy = isEnumType(orderArg) ? orderArg : undefined;
     if (rest.kind === 'list' || rest.kind === 'related') {
-      const params = field.args.filter((arg) => arg.name !== 'id').map((arg) => ({
+      const pagination = 'pagination { page limit total next_cursor: nextCursor has_more: hasMore }';
+      const template = (selection: string) => `query List(${declarations}) { result: ${field.name}(${passing}) { data { ${selection} } ${pagination} } }`;
+      const row = { ...base, where, orderBy, template };
+      const params = field.args.filter((arg) => arg.name !== 'id' && !coveredByWhere(arg.name, where)).map((arg) => ({
         name: snakeCase(arg.name),
         variable: arg.name,
         description: arg.description ?? undefined,
         type: arg.type,
         ...paramKind(getNamedType(arg.type).name, schema),
       }));
-      const pagination = 'pagination { page limit total next_cursor: nextCursor has_more: hasMore }';
-      const document = `query List(${declarations}) { result: ${field.name}(${passing}) { data { ${selection} } ${pagination} } }`;
-      rows.push({ ...row, params, document });
+      rows.push({ ...row, params, document: template(selection) });
     } else if (rest.kind === 'item') {
-      rows.push({ ...row, document: `query Item(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }` });
+      const template = (selection: string) => `query Item(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
+      rows.push({ ...base, template, document: template(selection) });
     } else {
-      const document = `mutation Change(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
+      const template = (selection: string) => `mutation Change(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
+      const row = { ...base, template };
+      const document = template(selection);
       const input = getNamedType(field.args.find((arg) => arg.name === 'input')?.type);
       if ((rest.kind === 'create' || rest.kind === 'update') && !isInputObjectType(input)) throw new Error(`${field.name}(input) must take an input object`);
       rows.push({ ...row, document, input: isInputObjectType(input) ? input : undefined });
     }
   }
   return rows;
+}
+
+const shapes = new Map<string, Route>();
+const MAX_SHAPES = 1000;
+
+/**
+ * The row answering the record shape asked (`fields=`, `expand=`): its document made and
+ * parsed once per shape, a bounded number of shapes kept.
+ */
+export function shapedRoute(route: Route, shape: { fields?: string[]; expand?: string[] }): Route {
+  if (!shape.fields && !shape.expand) return route;
+  const key = `${route.method} ${route.path}|${shape.fields?.join(',') ?? '*'}|${shape.expand?.join(',') ?? ''}`;
+  let shaped = shapes.get(key);
+  if (!shaped) {
+    const only = shape.fields ? new Set(['id', ...shape.fields]) : undefined;
+    const expanded = (shape.expand ?? []).map((name) => {
+      const referenced = getNamedType(route.record.getFields()[name]!.type) as GraphQLObjectType;
+      const alias = snakeCase(name) === name ? name : `${snakeCase(name)}: ${name}`;
+      return `${alias} { ${selectionOf(referenced)} }`;
+    });
+    const document = route.template([selectionOf(route.record, route.resource.embedded, only), ...expanded].join(' '));
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shaped = { ...route, document, parsed: parse(document) };
+    shapes.set(key, shaped);
+  }
+  return shaped;
 }

@@ -1,6 +1,6 @@
 // Aggregates analysts reach for first; scoped by the tenant client like everything else.
 import { builder } from './builder.js';
-import { customerSearch } from './customer.js';
+import { prismaWhere } from './list-query.js';
 import { InvoiceStatusEnum } from './enums.js';
 import { recordTotal } from './pagination.js';
 import { invalidInput } from '../errors.js';
@@ -50,6 +50,6 @@ builder.queryFields((t) => ({
     authScopes: { scope: 'customers:read' }, nullable: true,
     args: { search: t.arg.string() },
     resolve: (_root, { search }, ctx) =>
-      search?.trim() ? ctx.prisma.customer.count({ where: customerSearch(search) }) : recordTotal(ctx, 'customers')(),
+      search?.trim() ? ctx.prisma.customer.count({ where: { AND: prismaWhere(ctx, 'Customer', { search }, '') } }) : recordTotal(ctx, 'customers')(),
   }),
 }));

@@ -46,6 +46,7 @@ export const builder = new SchemaBuilder<Types>({
         scopes.length > 0
           ? `This API key lacks the scope ${scopes.join(' or ')}, required for ${info.parentType.name}.${info.fieldName}.`
           : `Not allowed: ${info.parentType.name}.${info.fieldName}.`,
+        scopes.length > 0 ? { details: { scopes } } : {},
       );
     },
   },

@@ -6,14 +6,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidInput } from '../errors.js';
 
-export type Order = 'newest' | 'changes';
+export type Order = 'newest' | 'changes' | 'sorted';
 export type Filters = Record<string, string | boolean>;
 
 export interface CursorState {
   order: Order;
   /** The page number the cursor leads to (reported in `pagination.page`). */
   page: number;
-  /** Newest first: `createdAt|id` of the last record shown; change order: its change sequence. */
+  /** Newest first: `createdAt|id` of the last record shown; change order: its change sequence; sorted: its sort values and id, as JSON. */
   position: string;
   filters: Filters;
   /** The total counted when the walk began, where counting is not free (see paginate). */
@@ -29,6 +29,7 @@ export interface CursorScope {
 
 const POSITION: Record<Order, RegExp> = {
   changes: /^\d{1,19}$/,
+  sorted: /^\[.{1,1500}\]$/s,
   newest: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 };
 
@@ -52,7 +53,7 @@ const refused = (message: string) => invalidInput([{ param: 'cursor', message }]
 function isFilters(value: unknown): value is Filters {
   return (
     typeof value === 'object' && value !== null && !Array.isArray(value) &&
-    Object.values(value).every((v) => (typeof v === 'string' && v.length <= 300) || typeof v === 'boolean')
+    Object.values(value).every((v) => (typeof v === 'string' && v.length <= 4000) || typeof v === 'boolean')
   );
 }
 
@@ -63,7 +64,7 @@ function isFilters(value: unknown): value is Filters {
 export function readCursor(raw: string, scope: CursorScope, requested: Filters): CursorState {
   let body: { o?: unknown; p?: unknown; k?: unknown; f?: unknown; t?: unknown; h?: unknown };
   try {
-    if (raw.length > 2000 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url');
+    if (raw.length > 12000 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url');
     body = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
     if (typeof body !== 'object' || body === null) throw new Error('not an object');
   } catch {
@@ -71,7 +72,7 @@ export function readCursor(raw: string, scope: CursorScope, requested: Filters):
   }
   const { o: order, p: page, k: position, f: filters, t: total, h } = body;
   if (
-    (order !== 'newest' && order !== 'changes') ||
+    (order !== 'newest' && order !== 'changes' && order !== 'sorted') ||
     typeof page !== 'number' || !Number.isInteger(page) || page < 1 || page > 1e9 ||
     typeof position !== 'string' || !POSITION[order].test(position) ||
     !isFilters(filters) ||

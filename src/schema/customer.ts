@@ -1,4 +1,3 @@
-import { invalidInput } from '../errors.js';
 import { builder } from './builder.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineResource, restCreate } from './resource.js';
@@ -23,32 +22,27 @@ export const Customer = builder.prismaObject('Customer', {
   }),
 });
 
-export const MAX_SEARCH = 200;
-
-/** Case-insensitive substring of name or e-mail (backed by trigram indexes). */
-export function customerSearch(search: string | null | undefined) {
-  const term = search?.trim();
-  if (!term) return {};
-  if (term.length > MAX_SEARCH || term.includes('\u0000')) {
-    throw invalidInput([{ param: 'search', message: `must be at most ${MAX_SEARCH} characters, without NUL characters` }]);
-  }
-  // Prisma passes `contains` to ILIKE as it is: escaped, `%` and `_` match themselves.
-  const literal = term.replace(/[\\%_]/g, '\\$&');
-  return {
-    OR: [
-      { name: { contains: literal, mode: 'insensitive' as const } },
-      { email: { contains: literal, mode: 'insensitive' as const } },
-    ],
-  };
-}
-
 defineResource(Customer, {
   type: 'Customer',
   path: 'customers',
   read: 'customers:read',
   write: 'customers:write',
   description: 'Customers, newest first.',
-  search: { description: 'Case-insensitive substring of the name or e-mail.', where: customerSearch },
+  list: {
+    fields: {
+      name: { kind: 'text', sort: true },
+      email: { kind: 'text', nullable: true, sort: true, exact: true },
+      phone: { kind: 'text', nullable: true, exact: true },
+    },
+    search: { columns: ['name', 'email'], description: 'Case-insensitive substring of the name or e-mail.' },
+    relations: {
+      jobs: { type: 'Job', many: true },
+      emails: { type: 'Email', many: true },
+      invoices: { type: 'Invoice', many: true },
+      estimates: { type: 'Estimate', many: true },
+      proposals: { type: 'Proposal', many: true },
+    },
+  },
   update: {
     input: builder.inputType('UpdateCustomerInput', {
       fields: (t) => ({

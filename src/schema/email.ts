@@ -1,4 +1,6 @@
 import { builder } from './builder.js';
+import { EmailType } from '../generated/prisma/enums.js';
+import { enumField } from './list-query.js';
 import { EmailTypeEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { defineResource, restCreate } from './resource.js';
@@ -33,6 +35,15 @@ defineResource(Email, {
   description: 'Incoming and outgoing e-mails, newest first.',
   split: { arg: 'type', enum: EmailTypeEnum },
   byCustomer: true,
+  list: {
+    fields: {
+      type: enumField(EmailTypeEnum, 'EmailType', EmailType, false),
+      sentAt: { kind: 'datetime', sort: true },
+      customerId: { kind: 'id', exact: true },
+    },
+    search: { columns: ['subject', 'fromAddress', 'toAddress'], description: 'Case-insensitive substring of the subject, sender or recipient.' },
+    relations: { customer: { type: 'Customer', many: false } },
+  },
 });
 
 

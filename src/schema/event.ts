@@ -11,6 +11,7 @@ import { readCursor, writeCursor } from './cursor.js';
 import { named, pageType, pageWindow } from './pagination.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
+import { isUuid } from './validation.js';
 
 // Read from the registry at call time: it is filled as the schema's modules load.
 
@@ -49,7 +50,74 @@ export const Event = builder.prismaObject('Event', {
   }),
 });
 
-const EventPage = pageType('Event', Event);
+export const EventPage = pageType('Event', Event);
+
+export const eventPageArgs = builder.args((t) => ({
+  page: t.int({ defaultValue: 1, description: 'Page number, from 1.' }),
+  limit: t.int({ defaultValue: 20, description: 'Page size, 1 to 100.' }),
+  cursor: t.string({ description: "Continues from a page's `nextCursor`." }),
+}));
+
+interface EventArgs {
+  page?: number | null;
+  limit?: number | null;
+  cursor?: string | null;
+  type?: string | null;
+  after?: string | null;
+  seq?: number | null;
+  objectId?: string | number | null;
+}
+
+/**
+ * A page of the events a key may read, newest first; after a given event, oldest first (to
+ * catch up). `history` narrows it to one record's (its resource and id).
+ */
+export async function eventPage(ctx: Context, args: EventArgs, history?: { resource: string; recordId: string }) {
+  const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: history ? `${history.resource}/${history.recordId}/events` : 'events' };
+  if (args.seq != null && args.seq < 1) throw invalidInput([{ param: 'seq', message: 'must be at least 1 (sequences start at 1)' }]);
+  const objectId = args.objectId == null ? undefined : String(args.objectId).toLowerCase();
+  if (objectId !== undefined && !isUuid(objectId)) throw invalidInput([{ param: 'objectId', message: 'must be a UUID' }]);
+  const given = named({ type: args.type ?? undefined, after: args.after ?? undefined, seq: args.seq == null ? undefined : String(args.seq), objectId });
+  const cursor = args.cursor == null ? undefined : readCursor(args.cursor, list, given);
+  if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
+  const filters = cursor?.filters ?? given;
+  const { page, limit, skip } = pageWindow({ page: cursor?.page ?? args.page, limit: args.limit });
+  const oldestFirst = filters.after !== undefined;
+  let from: bigint | undefined;
+  if (filters.after !== undefined) {
+    const after = await ctx.prisma.event.findFirst({ where: { id: String(filters.after) }, select: { seq: true } });
+    if (!after) throw invalidInput([{ param: 'after', message: 'does not name an event of this organization (it may be older than the retention)' }]);
+    from = after.seq;
+  }
+  if (filters.type !== undefined && !EVENT_TYPES.has(String(filters.type))) {
+    throw invalidInput([{ param: 'type', message: `is not an event type (known: ${[...EVENT_TYPES].join(', ')})` }]);
+  }
+  const where = {
+    resource: history ? history.resource : { in: readableResources(ctx) },
+    ...(history ? { recordId: history.recordId } : filters.objectId ? { recordId: String(filters.objectId) } : {}),
+    ...(filters.type ? { type: String(filters.type) } : {}),
+    ...(filters.seq !== undefined ? { seq: BigInt(String(filters.seq)) } : {}),
+  };
+  const position = cursor ? BigInt(cursor.position) : from;
+  const rows = await ctx.prisma.event.findMany({
+    where: {
+      ...where,
+      ...(position !== undefined ? { seq: { ...(where.seq !== undefined ? { equals: where.seq } : {}), ...(oldestFirst ? { gt: position } : { lt: position }) } } : {}),
+    },
+    orderBy: { seq: oldestFirst ? 'asc' : 'desc' },
+    skip: cursor ? 0 : skip,
+    take: limit + 1,
+  });
+  const total = cursor?.total ?? (await ctx.prisma.event.count({ where }));
+  const hasMore = rows.length > limit;
+  const data = hasMore ? rows.slice(0, limit) : rows;
+  const last = data.at(-1);
+  // Catching up, the last cursor is where to continue later; newest first, it ends.
+  const at = last ? String(last.seq) : cursor?.position ?? (from !== undefined ? String(from) : undefined);
+  const more = oldestFirst ? at !== undefined : hasMore && last !== undefined;
+  const nextCursor = more && at !== undefined ? writeCursor(list, { order: 'changes', page: hasMore ? page + 1 : page, position: at, filters, total }) : null;
+  return { data, pagination: { page, limit, total, nextCursor, hasMore } };
+}
 
 builder.queryFields((t) => ({
   events: t.field({
@@ -59,56 +127,13 @@ builder.queryFields((t) => ({
     authScopes: readsEvents,
     extensions: restExtension({ path: 'events', kind: 'list', scope: 'events:read' }),
     args: {
-      page: t.arg.int({ defaultValue: 1, description: 'Page number, from 1.' }),
-      limit: t.arg.int({ defaultValue: 20, description: 'Page size, 1 to 100.' }),
-      cursor: t.arg.string({ description: "Continues from a page's `nextCursor`." }),
+      ...eventPageArgs,
       type: t.arg.string({ description: 'Only events of this type, such as invoice.paid.' }),
       after: t.arg.string({ description: 'An event id: the events committed after it, oldest first.' }),
       seq: t.arg.int({ description: 'Only the event of this change number (a list of it, or empty once it is older than the retention).' }),
+      objectId: t.arg.id({ description: "Only the events of this record (its id): its history." }),
     },
-    resolve: async (_root, args, ctx) => {
-      const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: 'events' };
-      if (args.seq != null && args.seq < 1) throw invalidInput([{ param: 'seq', message: 'must be at least 1 (sequences start at 1)' }]);
-      const given = named({ type: args.type ?? undefined, after: args.after ?? undefined, seq: args.seq == null ? undefined : String(args.seq) });
-      const cursor = args.cursor == null ? undefined : readCursor(args.cursor, list, given);
-      if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
-      const filters = cursor?.filters ?? given;
-      const { page, limit, skip } = pageWindow({ page: cursor?.page ?? args.page, limit: args.limit });
-      const oldestFirst = filters.after !== undefined;
-      let from: bigint | undefined;
-      if (filters.after !== undefined) {
-        const after = await ctx.prisma.event.findFirst({ where: { id: String(filters.after) }, select: { seq: true } });
-        if (!after) throw invalidInput([{ param: 'after', message: 'does not name an event of this organization (it may be older than the retention)' }]);
-        from = after.seq;
-      }
-      if (filters.type !== undefined && !EVENT_TYPES.has(String(filters.type))) {
-        throw invalidInput([{ param: 'type', message: `is not an event type (known: ${[...EVENT_TYPES].join(', ')})` }]);
-      }
-      const where = {
-        resource: { in: readableResources(ctx) },
-        ...(filters.type ? { type: String(filters.type) } : {}),
-        ...(filters.seq !== undefined ? { seq: BigInt(String(filters.seq)) } : {}),
-      };
-      const position = cursor ? BigInt(cursor.position) : from;
-      const rows = await ctx.prisma.event.findMany({
-        where: {
-          ...where,
-          ...(position !== undefined ? { seq: { ...(where.seq !== undefined ? { equals: where.seq } : {}), ...(oldestFirst ? { gt: position } : { lt: position }) } } : {}),
-        },
-        orderBy: { seq: oldestFirst ? 'asc' : 'desc' },
-        skip: cursor ? 0 : skip,
-        take: limit + 1,
-      });
-      const total = cursor?.total ?? (await ctx.prisma.event.count({ where }));
-      const hasMore = rows.length > limit;
-      const data = hasMore ? rows.slice(0, limit) : rows;
-      const last = data.at(-1);
-      // Catching up, the last cursor is where to continue later; newest first, it ends.
-      const at = last ? String(last.seq) : cursor?.position ?? (from !== undefined ? String(from) : undefined);
-      const more = oldestFirst ? at !== undefined : hasMore && last !== undefined;
-      const nextCursor = more && at !== undefined ? writeCursor(list, { order: 'changes', page: hasMore ? page + 1 : page, position: at, filters, total }) : null;
-      return { data, pagination: { page, limit, total, nextCursor, hasMore } };
-    },
+    resolve: (_root, args, ctx) => eventPage(ctx, args),
   }),
   event: t.prismaField({
     type: 'Event',
@@ -119,3 +144,29 @@ builder.queryFields((t) => ({
     resolve: (query, _root, { id }, ctx) => ctx.prisma.event.findFirst({ ...query, where: { id: String(id), resource: { in: readableResources(ctx) } } }),
   }),
 }));
+
+// A record's history: `customerEvents(id)`, ..., and GET /v1/{resource}/{id}/events. Read from
+// the registry when the schema is built (every resource has registered by then). The record's
+// own read scope reads it; a deleted record keeps its history; another organization's is a 404.
+builder.queryFields((t) =>
+  Object.fromEntries(
+    registeredResources().map((resource) => [
+      `${resource.item}Events`,
+      t.field({
+        type: EventPage,
+        nullable: true,
+        description: `The events of one ${resource.item}, newest first: its history (deleted records included). Null when no ${resource.item} of this organization has the id.`,
+        authScopes: { scope: resource.read },
+        extensions: restExtension({ path: resource.path, kind: 'related', verb: 'events' }),
+        args: { id: t.arg.id({ required: true }), ...eventPageArgs },
+        resolve: async (_root, args, ctx) => {
+          const id = String(args.id).toLowerCase();
+          const records = ctx.prisma[resource.item as 'customer'] as unknown as { count(args: object): Promise<number> };
+          // `deletedAt` named: the tenant client then keeps deleted records in.
+          if (!isUuid(id) || (await records.count({ where: { id, deletedAt: undefined } })) === 0) return null;
+          return eventPage(ctx, args, { resource: resource.item, recordId: id });
+        },
+      }),
+    ]),
+  ),
+);

@@ -1,4 +1,5 @@
-import type { JobStatus } from '../generated/prisma/enums.js';
+import { JobStatus } from '../generated/prisma/enums.js';
+import { enumField } from './list-query.js';
 import { builder } from './builder.js';
 import { JobStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
@@ -35,6 +36,17 @@ defineResource(Job, {
   description: 'Jobs, newest first.',
   split: { arg: 'status', enum: JobStatusEnum },
   byCustomer: true,
+  list: {
+    fields: {
+      title: { kind: 'text', sort: true },
+      status: enumField(JobStatusEnum, 'JobStatus', JobStatus),
+      scheduledAt: { kind: 'datetime', nullable: true, sort: true },
+      completedAt: { kind: 'datetime', nullable: true, sort: true },
+      customerId: { kind: 'id', exact: true },
+    },
+    search: { columns: ['title', 'description'], description: 'Case-insensitive substring of the title or description.' },
+    relations: { customer: { type: 'Customer', many: false } },
+  },
   moves: {
     startJob: { verb: 'start', from: ['scheduled'], to: 'in_progress' },
     completeJob: { verb: 'complete', from: ['in_progress'], to: 'completed', stamps: ['completedAt'] },

@@ -7,6 +7,7 @@ import { invalidInput, type FieldError } from '../errors.js';
 import type { Context } from '../context.js';
 import { builder, type Types } from './builder.js';
 import { readCursor, writeCursor, type CursorScope, type Filters, type Order } from './cursor.js';
+import { keysetAfter, positionOf, prismaOrderBy, readPosition, type SortKey } from './list-query.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -89,6 +90,8 @@ export interface ListRequest extends CursorScope {
   where: (filters: Filters) => object;
   /** The maintained count of a set of filters, when they have one. */
   counted?: (filters: Filters) => (() => Promise<number>) | undefined;
+  /** The sort keys of an `orderBy` filter (its values, comma-joined). */
+  sort?: (orderBy: string) => SortKey[];
 }
 
 interface Keyed {
@@ -117,7 +120,11 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
   if (cursor && (args.page ?? 1) !== 1) throw invalidInput([{ param: 'page', message: 'cannot be combined with cursor' }]);
   const filters = cursor?.filters ?? given;
   const { updatedSince, includeDeleted, ...own } = filters;
-  const order: Order = cursor?.order ?? (updatedSince || includeDeleted ? 'changes' : 'newest');
+  const keys = typeof own.orderBy === 'string' && list.sort ? list.sort(own.orderBy) : undefined;
+  if (keys && (updatedSince || includeDeleted)) {
+    throw invalidInput([{ param: 'orderBy', message: `cannot be combined with ${updatedSince ? 'updatedSince' : 'includeDeleted'} (a sync is in change order)` }]);
+  }
+  const order: Order = cursor?.order ?? (updatedSince || includeDeleted ? 'changes' : keys ? 'sorted' : 'newest');
   const { page, limit, skip } = pageWindow({ page: cursor?.page ?? args.page, limit: args.limit });
 
   const matching = {
@@ -125,17 +132,17 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
     ...(includeDeleted ? { deletedAt: undefined } : {}),
     ...(updatedSince ? { updatedAt: { gte: new Date(String(updatedSince)) } } : {}),
   };
-  const after = !cursor ? {} : order === 'changes' ? { changeSeq: { gt: BigInt(cursor.position) } } : olderThan(cursor.position);
+  const after = !cursor ? {} : order === 'changes' ? { changeSeq: { gt: BigInt(cursor.position) } } : order === 'sorted' ? sortedAfter(keys, cursor.position) : olderThan(cursor.position);
   const counted = includeDeleted || updatedSince ? undefined : list.counted?.(own);
   // Rows counted one by one (a search, a sync) are counted once per walk, on its first page:
   // later pages carry that total in their cursor, so a deep page costs what the first did.
   const carried = counted ? undefined : cursor?.total;
   const [rows, total] = await Promise.all([
     model.findMany({
-      ...withKeys(query),
+      ...withKeys(query, keys),
       // `matching` stays at the top: the tenant client reads `deletedAt` there.
-      where: { ...matching, AND: [after] },
-      orderBy: order === 'changes' ? [{ changeSeq: 'asc' as const }] : NEWEST_FIRST,
+      where: { ...matching, AND: [...((matching as { AND?: object[] }).AND ?? []), after] },
+      orderBy: order === 'changes' ? [{ changeSeq: 'asc' as const }] : order === 'sorted' ? prismaOrderBy(keys!) : NEWEST_FIRST,
       skip: cursor ? 0 : skip,
       take: limit + 1,
     }),
@@ -150,6 +157,8 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
     // Where to resume: after the last record shown, or where this page began.
     const position = last ? String(last.changeSeq) : (cursor?.position ?? (skip === 0 ? '0' : undefined));
     if (position !== undefined) nextCursor = writeCursor(list, { order, page: hasMore ? page + 1 : page, position, filters, total: counted ? undefined : total });
+  } else if (hasMore && last && order === 'sorted') {
+    nextCursor = writeCursor(list, { order, page: page + 1, position: positionOf(keys!, last as unknown as Record<string, unknown>), filters, total: counted ? undefined : total });
   } else if (hasMore && last) {
     nextCursor = writeCursor(list, { order, page: page + 1, position: `${last.createdAt.toISOString()}|${last.id}`, filters, total: counted ? undefined : total });
   }
@@ -157,9 +166,17 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
 }
 
 /** The ordering keys every page needs, whatever the client selected. */
-function withKeys(query: object): object {
+function withKeys(query: object, keys: SortKey[] = []): object {
   const { select } = query as { select?: Record<string, unknown> };
-  return select ? { ...query, select: { ...select, id: true, createdAt: true, changeSeq: true } } : query;
+  const sorted = Object.fromEntries(keys.map((k) => [k.column, true]));
+  return select ? { ...query, select: { ...select, ...sorted, id: true, createdAt: true, changeSeq: true } } : query;
+}
+
+/** Records after a sorted position (the cursor was made for these keys: its MAC says so). */
+function sortedAfter(keys: SortKey[] | undefined, position: string): object {
+  const values = keys && readPosition(keys, position);
+  if (!values) throw invalidInput([{ param: 'cursor', message: 'is not a cursor of this list (use a nextCursor exactly as received)' }]);
+  return keysetAfter(keys!, values);
 }
 
 /** Records after (older than) the newest-first position `createdAt|id`. */

@@ -1,4 +1,6 @@
 import { builder } from './builder.js';
+import { QuoteStatus } from '../generated/prisma/enums.js';
+import { enumField } from './list-query.js';
 import { QuoteStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { defineResource, restCreate } from './resource.js';
@@ -30,6 +32,16 @@ defineResource(Proposal, {
   description: 'Proposals, newest first.',
   split: { arg: 'status', enum: QuoteStatusEnum },
   byCustomer: true,
+  list: {
+    fields: {
+      title: { kind: 'text', sort: true },
+      status: enumField(QuoteStatusEnum, 'QuoteStatus', QuoteStatus),
+      totalAmount: { kind: 'int', sort: true },
+      customerId: { kind: 'id', exact: true },
+    },
+    search: { columns: ['title'], description: 'Case-insensitive substring of the title.' },
+    relations: { customer: { type: 'Customer', many: false } },
+  },
   moves: quoteMoves('Proposal'),
   update: {
     input: builder.inputType('UpdateProposalInput', {

@@ -11,6 +11,7 @@ import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { builder, type Types } from './builder.js';
 import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, type ResourceType } from './changes.js';
 import type { Filters } from './cursor.js';
+import { canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter } from './references.js';
 import { registerResource } from './registry.js';
@@ -62,8 +63,8 @@ interface ResourceSpec<Status extends string> {
   split?: { arg: 'status' | 'type'; enum: EnumRef<SchemaTypes, Status, Status> };
   /** Whether the list filters by `customerId`. */
   byCustomer?: boolean;
-  /** A free-text `search` filter (whose totals are counted, not maintained). */
-  search?: { description: string; where: (term: string | null | undefined) => object };
+  /** What the list sorts and filters by (its `where` and `orderBy`; `search` too). */
+  list: ListSpec;
   embedded?: string[];
   /** Transitions: mutation name -> move. */
   moves?: Record<string, Move<Status>>;
@@ -87,6 +88,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
   const item = delegateName(spec.type);
   registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
   const Page = pageType(spec.type, record);
+  const asked = declareList(spec.type, spec.list);
   for (const kind of ['created', 'deleted', 'restored', ...(spec.update ? ['updated'] : []), ...Object.values(spec.moves ?? {}).map((move) => transitionKind(move.to))]) {
     EVENT_TYPES.add(`${item}.${kind}`);
   }
@@ -100,25 +102,31 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
       extensions: rest('list'),
       args: {
         ...pageArgs,
-        ...(spec.search ? { search: t.arg.string({ description: spec.search.description }) } : {}),
-        ...(spec.split ? { [spec.split.arg]: t.arg({ type: spec.split.enum }) } : {}),
-        ...(spec.byCustomer ? { customerId: t.arg.id() } : {}),
+        where: t.arg({ type: asked.where, description: 'Filters: ranges, sets, exact values, search and relations (see `' + spec.type + 'Where`).' }),
+        orderBy: t.arg({ type: [asked.orderBy], description: 'Sort keys, the first deciding first; newest first when absent.' }),
+        search: t.arg.string({ description: spec.list.search.description }),
+        ...(spec.split ? { [spec.split.arg]: t.arg({ type: spec.split.enum, description: `Only this ${spec.split.arg} (\`where.${spec.split.arg}\` takes a set).` }) } : {}),
+        ...(spec.byCustomer ? { customerId: t.arg.id({ description: 'Only records of this customer.' }) } : {}),
       },
       resolve: (_root, args, ctx, info) => {
-        const given = args as { search?: string | null; customerId?: string | number | null; status?: Status | null; type?: Status | null };
+        const given = args as { search?: string | null; customerId?: string | number | null; status?: Status | null; type?: Status | null; where?: Where | null; orderBy?: string[] | null };
         const filters = named({
           search: given.search?.trim(),
           customerId: given.customerId === null || given.customerId === undefined ? undefined : String(given.customerId).toLowerCase(),
           ...(spec.split ? { [spec.split.arg]: given[spec.split.arg] } : {}),
+          where: isEmptyWhere(given.where) ? undefined : JSON.stringify(canonical(given.where)),
+          orderBy: given.orderBy?.length ? given.orderBy.join(',') : undefined,
         });
-        const where = (f: Filters) => ({
-          ...(spec.search ? spec.search.where(f.search as string | undefined) : {}),
-          ...(spec.byCustomer ? customerFilter(f.customerId as string | undefined) : {}),
-          ...(spec.split && f[spec.split.arg] ? { [spec.split.arg]: f[spec.split.arg] } : {}),
-        });
-        // The maintained counts cover the whole organization, or one value of the split.
-        const counted = (f: Filters) => (!f.customerId && !f.search ? recordTotal(ctx, spec.path, spec.split ? (f[spec.split.arg] as string) : undefined) : undefined);
-        const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: spec.path, filters, where, counted };
+        const where = (f: Filters) => {
+          const and = [
+            ...prismaWhere(ctx, spec.type, { search: f.search }, ''),
+            ...(spec.byCustomer && f.customerId ? [customerFilter(f.customerId as string)] : []),
+            ...(spec.split && f[spec.split.arg] ? [{ [spec.split.arg]: f[spec.split.arg] }] : []),
+            ...(typeof f.where === 'string' ? prismaWhere(ctx, spec.type, JSON.parse(f.where) as Where) : []),
+          ];
+          return and.length > 0 ? { AND: and } : {};
+        };
+        const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: spec.path, filters, where, counted: (f: Filters) => maintainedTotal(ctx, spec, f), sort: (orderBy: string) => sortKeys(spec.type, orderBy.split(',')) };
         return paginate(delegate(ctx, spec.type), list, args, queryFromInfo({ context: ctx, info, path: ['data'] }), asksForPagination(info)) as never;
       },
     }),
@@ -186,6 +194,22 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
     ({ id, expectedVersion }, ctx, query) =>
       changeRecord(ctx, spec.type, id, { action: 'restore', deleted: true, data: { deletedAt: null }, expectedVersion, before: (tx) => refuseIfParentDeleted(tx, ctx.auth.organizationId, spec.type, id) }, query),
   );
+}
+
+/**
+ * The maintained count behind a list's filters, when there is one: the whole organization,
+ * or one value of the split (`status=sent`, or `where: { status: { in: [sent] } }`).
+ * Other filters are counted row by row.
+ */
+function maintainedTotal<Status extends string>(ctx: Context, spec: ResourceSpec<Status>, f: Filters) {
+  if (f.customerId || f.search) return undefined;
+  const where = typeof f.where === 'string' ? (JSON.parse(f.where) as Where) : {};
+  const split = spec.split ? (f[spec.split.arg] as string | undefined) : undefined;
+  const names = Object.keys(where);
+  if (names.length === 0) return recordTotal(ctx, spec.path, split);
+  if (!spec.split || names.length !== 1 || names[0] !== spec.split.arg) return undefined;
+  const values = (where[spec.split.arg] as { in?: string[] }).in;
+  return values?.length === 1 && (!split || split === values[0]) ? recordTotal(ctx, spec.path, values[0]) : undefined;
 }
 
 /** The REST row of a create mutation: `POST /v1/{path}`. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { parse } from 'graphql';
-import { expandedFieldCount, MAX_COMPILED_FIELDS, selectsNestedRelations, useCompiledExecution } from '../../src/graphql/compiled-execution.js';
+import { declaresRecursiveInput, expandedFieldCount, MAX_COMPILED_FIELDS, selectsNestedRelations, useCompiledExecution } from '../../src/graphql/compiled-execution.js';
 import { schema as crmSchema } from '../../src/schema/index.js';
 import { createLogger } from '../../src/logger.js';
 
@@ -50,5 +50,34 @@ describe('compiled execution', () => {
     // Each level spreads the next twice: 2^40 fields, counted in a blink and capped just past the bound.
     const levels = Array.from({ length: 40 }, (_, i) => `fragment F${i} on Customer { name ...F${i + 1} ...F${i + 1} }`).join(' ');
     expect(size(`{ customers { data { ...F0 } } } ${levels} fragment F40 on Customer { email }`)).toBe(MAX_COMPILED_FIELDS + 1);
+  });
+
+  it('never compiles a document whose variables have a recursive input type (graphql-jit would never finish writing it)', async () => {
+    const schema = createSchema({
+      typeDefs: 'input Where { name: String, parent: Where } type Query { count(where: Where): Int! }',
+      resolvers: { Query: { count: () => 1 } },
+    });
+    const recursive = parse('query Q($w: Where) { count(where: $w) }');
+    expect(declaresRecursiveInput(schema, recursive)).toBe(true);
+    expect(declaresRecursiveInput(schema, parse('{ count }'))).toBe(false);
+    const yoga = createYoga({ schema, plugins: [useCompiledExecution(createLogger('silent'))] });
+    // Past the runs after which a document is compiled: each still answers (compiling it ran out of memory).
+    for (let i = 0; i < 6; i++) {
+      const response = await yoga.fetch('http://x/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'query Q($w: Where) { count(where: $w) }', variables: { w: { name: 'a', parent: { name: 'b' } } } }),
+      });
+      expect(await response.json()).toEqual({ data: { count: 1 } });
+    }
+  });
+
+  it("declares no recursive input type in the service's own schema (relation filters take <Type>RelatedWhere)", () => {
+    const lists = Object.values(crmSchema.getQueryType()!.getFields()).filter((field) => field.args.some((arg) => arg.name === 'where'));
+    expect(lists.length).toBeGreaterThanOrEqual(6);
+    for (const field of lists) {
+      const document = parse(`query Q($where: ${String(field.args.find((arg) => arg.name === 'where')!.type)}) { ${field.name}(where: $where) { pagination { total } } }`);
+      expect(declaresRecursiveInput(crmSchema, document), field.name).toBe(false);
+    }
   });
 });

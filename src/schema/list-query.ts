@@ -1,0 +1,334 @@
+// What a list can be asked, declared once per resource (defineResource's `list`): the fields
+// it sorts by, the ranges, sets and exact values it filters by, the columns its `search`
+// reads, and one level of relations. From that declaration come the GraphQL `<Type>Where`
+// and `<Type>OrderBy` arguments, their Prisma `where` and `orderBy`, and the keyset a sorted
+// cursor resumes from. REST reads the same types from the schema (rest/list-params.ts).
+import type { EnumRef, InputObjectRef } from '@pothos/core';
+import type { Scope } from '../auth/scopes.js';
+import type { Context } from '../context.js';
+import { apiError, invalidInput } from '../errors.js';
+import { builder, type Types } from './builder.js';
+import type { ResourceType } from './changes.js';
+import { registeredResources } from './registry.js';
+import { isUuid } from './validation.js';
+
+type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
+
+export type FieldKind = 'text' | 'id' | 'enum' | 'int' | 'date' | 'datetime';
+
+export interface ListField {
+  kind: FieldKind;
+  /** The Prisma field, where it differs from the GraphQL one (an e-mail's `from` is `fromAddress`). */
+  column?: string;
+  nullable?: boolean;
+  /** Sortable (`orderBy`); int, date and datetime fields are ranges, enum fields sets. */
+  sort?: boolean;
+  /** Filterable by exact value (text and id fields). */
+  exact?: boolean;
+  /** An enum field's GraphQL enum and its values in declared order (the order it sorts in). */
+  enum?: { ref: EnumRef<SchemaTypes, string, string>; name: string; values: readonly string[] };
+}
+
+export interface ListSpec {
+  /** By GraphQL field name; `createdAt` and `updatedAt` are added to every list. */
+  fields: Record<string, ListField>;
+  /** Columns `search` matches: a case-insensitive substring of any. */
+  search: { columns: string[]; description: string };
+  /** One level of relation filters: a customer's `invoices` (has at least one), an invoice's `customer`. */
+  relations?: Record<string, { type: ResourceType; many: boolean }>;
+}
+
+export const MAX_SEARCH = 200;
+
+/** An enumerated field: filtered by sets, sorted in its declared order. */
+export function enumField(ref: EnumRef<SchemaTypes, string, string>, name: string, values: Record<string, string>, sort = true): ListField {
+  return { kind: 'enum', sort, enum: { ref, name, values: Object.values(values) } };
+}
+
+const COMMON: Record<string, ListField> = {
+  createdAt: { kind: 'datetime', sort: true },
+  updatedAt: { kind: 'datetime', sort: true },
+};
+
+/** A list's declaration with the common fields, by resource type. */
+const lists = new Map<ResourceType, ListSpec>();
+
+export function listSpecOf(type: ResourceType): ListSpec {
+  const spec = lists.get(type);
+  if (!spec) throw new Error(`${type} declares no list`);
+  return spec;
+}
+
+const CONSTANT = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+
+/** `DUE_DATE_DESC` -> `{ field: 'dueDate', direction: 'desc' }`, per list. */
+const orderValues = new Map<ResourceType, Map<string, { field: string; direction: 'asc' | 'desc' }>>();
+
+const RANGE_OPERATORS = ['gt', 'gte', 'lt', 'lte'] as const;
+
+function rangeType(name: string, scalar: 'DateTime' | 'Date' | 'Int', what: string) {
+  return builder.inputType(name, {
+    description: `A range of ${what}: each bound given narrows it; a record without a value matches none.`,
+    fields: (t) => ({
+      gt: t.field({ type: scalar, description: 'Greater than.' }),
+      gte: t.field({ type: scalar, description: 'Greater than or equal to.' }),
+      lt: t.field({ type: scalar, description: 'Less than.' }),
+      lte: t.field({ type: scalar, description: 'Less than or equal to.' }),
+    }),
+  });
+}
+
+const RANGES = {
+  datetime: rangeType('DateTimeRange', 'DateTime', 'timestamps'),
+  date: rangeType('DateRange', 'Date', 'calendar dates'),
+  int: rangeType('IntRange', 'Int', 'integers (money in minor units)'),
+};
+
+const sets = new Map<string, InputObjectRef<SchemaTypes, { in?: string[] | null }>>();
+
+function setType(enumeration: NonNullable<ListField['enum']>) {
+  let set = sets.get(enumeration.name);
+  if (!set) {
+    set = builder.inputType(`${enumeration.name}Set`, {
+      description: `Any of a set of ${enumeration.name} values.`,
+      fields: (t) => ({ in: t.field({ type: [enumeration.ref], description: 'Matches records with any of these values.' }) }),
+    });
+    sets.set(enumeration.name, set);
+  }
+  return set;
+}
+
+const relatedRefs = new Map<ResourceType, ReturnType<typeof builder.inputRef<Where>>>();
+
+/**
+ * `<Type>RelatedWhere`: a related record's filters, `<Type>Where` without relations. Relation
+ * filters go one level deep, and input types never refer to themselves (graphql-jit, which
+ * compiles hot documents, loops forever on a recursive input type). Implemented by that
+ * type's declareList; a relation may name it first.
+ */
+function relatedRef(type: ResourceType) {
+  let ref = relatedRefs.get(type);
+  if (!ref) {
+    ref = builder.inputRef<Where>(`${type}RelatedWhere`);
+    relatedRefs.set(type, ref);
+  }
+  return ref;
+}
+
+export type Where = Record<string, unknown>;
+
+/** Declares `<Type>Where` and `<Type>OrderBy` for `type`'s list; answers their refs. */
+export function declareList(type: ResourceType, declared: ListSpec) {
+  const spec: ListSpec = { ...declared, fields: { ...declared.fields, ...COMMON } };
+  lists.set(type, spec);
+  const own = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'InputObject'>) => ({
+    search: t.string({ description: spec.search.description }),
+    ...Object.fromEntries(
+      Object.entries(spec.fields).flatMap(([name, field]): Array<[string, unknown]> => {
+        if (field.kind === 'enum') return [[name, t.field({ type: setType(field.enum!) })]];
+        if (field.kind === 'text' || field.kind === 'id') return field.exact ? [[name, t.field({ type: field.kind === 'id' ? 'ID' : 'String', description: 'Exactly this value.' })]] : [];
+        return [[name, t.field({ type: RANGES[field.kind] })]];
+      }),
+    ),
+  });
+  relatedRef(type).implement({
+    description: `Filters of a related ${type}: every filter given must hold.`,
+    fields: (t) => own(t),
+  });
+  const where = builder.inputType(`${type}Where`, {
+    description: `Filters of ${type} records: every filter given must hold; relation filters go one level deep.`,
+    fields: (t) => ({
+      ...own(t),
+      ...Object.fromEntries(
+        Object.entries(spec.relations ?? {}).map(([name, relation]) => [
+          name,
+          t.field({ type: relatedRef(relation.type), description: relation.many ? `Has at least one live ${name.replace(/s$/, '')} matching these filters.` : `Its ${name} matches these filters.` }),
+        ]),
+      ),
+    }),
+  });
+  const values = new Map<string, { field: string; direction: 'asc' | 'desc' }>();
+  for (const [field, declaration] of Object.entries(spec.fields)) {
+    if (!declaration.sort) continue;
+    values.set(`${CONSTANT(field)}_ASC`, { field, direction: 'asc' });
+    values.set(`${CONSTANT(field)}_DESC`, { field, direction: 'desc' });
+  }
+  orderValues.set(type, values);
+  const orderBy = builder.enumType(`${type}OrderBy`, {
+    description: 'A sort key: ascending or descending; nulls sort last either way, enumerations in their declared order, and `id` breaks ties.',
+    values: Object.fromEntries([...values.keys()].map((value) => [value, { value }])),
+  });
+  return { where, orderBy };
+}
+
+/** A scope refusal naming the scope a relation needs. */
+function lacking(scope: Scope, what: string) {
+  return apiError('FORBIDDEN', `This API key lacks the scope ${scope}, required ${what}.`, { details: { scopes: [scope] } });
+}
+
+export function readScopeOf(type: ResourceType): Scope {
+  return registeredResources().find((r) => r.type === type)!.read;
+}
+
+/** Where a range's bound is a date: GraphQL coerced it; a cursor's copy carries it as text. */
+const asValue = (kind: FieldKind, value: unknown) => ((kind === 'date' || kind === 'datetime') && !(value instanceof Date) ? new Date(String(value)) : value);
+
+function searchWhere(columns: string[], term: string, param: string): object | undefined {
+  const text = term.trim();
+  if (!text) return undefined;
+  if (text.length > MAX_SEARCH) throw invalidInput([{ param, message: `must be at most ${MAX_SEARCH} characters` }]);
+  // Prisma passes `contains` to ILIKE as it is: escaped, `%` and `_` match themselves.
+  const literal = text.replace(/[\\%_]/g, '\\$&');
+  return { OR: columns.map((column) => ({ [column]: { contains: literal, mode: 'insensitive' as const } })) };
+}
+
+/**
+ * The Prisma `where` of a `<Type>Where` (as GraphQL coerced it, or as a cursor carries it).
+ * `param` names the argument in errors (`where`); relations need their resource's read scope
+ * and match only the caller's own organization's live records.
+ */
+export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, where: Where | null | undefined, param = 'where', depth = 0): object[] {
+  if (!where) return [];
+  const spec = listSpecOf(type);
+  const at = (name: string) => (param ? `${param}.${name}` : name);
+  const and: object[] = [];
+  for (const [name, value] of Object.entries(where)) {
+    if (value === null || value === undefined) continue;
+    if (name === 'search') {
+      const search = searchWhere(spec.search.columns, String(value), at('search'));
+      if (search) and.push(search);
+      continue;
+    }
+    const relation = spec.relations?.[name];
+    if (relation) {
+      if (depth > 0) throw invalidInput([{ param: at(name), message: 'relation filters go one level deep' }]);
+      const scope = readScopeOf(relation.type);
+      if (!ctx.auth.scopes.has(scope)) throw lacking(scope, `to filter by ${name}`);
+      const inner = { organizationId: ctx.auth.organizationId, deletedAt: null, AND: prismaWhere(ctx, relation.type, value as Where, at(name), depth + 1) };
+      and.push({ [name]: relation.many ? { some: inner } : { is: inner } });
+      continue;
+    }
+    const field = spec.fields[name]!;
+    const column = field.column ?? name;
+    if (field.kind === 'enum') {
+      const { in: values } = value as { in?: string[] | null };
+      if (values) and.push({ [column]: { in: values } });
+    } else if (field.kind === 'text' || field.kind === 'id') {
+      if (field.kind === 'id' && !isUuid(String(value))) throw invalidInput([{ param: at(name), message: 'must be a UUID' }]);
+      and.push({ [column]: field.kind === 'id' ? String(value).toLowerCase() : value });
+    } else {
+      const bounds = Object.fromEntries(RANGE_OPERATORS.flatMap((op) => {
+        const bound = (value as Record<string, unknown>)[op];
+        return bound === null || bound === undefined ? [] : [[op, asValue(field.kind, bound)]];
+      }));
+      if (Object.keys(bounds).length > 0) and.push({ [column]: bounds });
+    }
+  }
+  return and;
+}
+
+/** Whether a where names anything (empty sets included: they match nothing). */
+export function isEmptyWhere(where: Where | null | undefined): boolean {
+  return !where || Object.values(where).every((v) => v === null || v === undefined || (typeof v === 'string' && !v.trim()));
+}
+
+/** The value of a filter, with its keys in order and nulls left out: how a cursor carries it. */
+export function canonical(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .filter((key) => (value as Record<string, unknown>)[key] !== null && (value as Record<string, unknown>)[key] !== undefined)
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    );
+  }
+  return value;
+}
+
+export interface SortKey {
+  column: string;
+  direction: 'asc' | 'desc';
+  kind: FieldKind;
+  nullable: boolean;
+  /** An enum's values in declared order. */
+  values?: readonly string[];
+}
+
+/** The sort keys of an `orderBy` (its values, comma-joined as a cursor carries them). */
+export function sortKeys(type: ResourceType, orderBy: readonly string[], param = 'orderBy'): SortKey[] {
+  const values = orderValues.get(type)!;
+  const spec = listSpecOf(type);
+  const seen = new Set<string>();
+  const keys: SortKey[] = [];
+  for (const value of orderBy) {
+    const key = values.get(value);
+    if (!key) throw invalidInput([{ param, message: `${value} is not a sort key of this list` }]);
+    if (seen.has(key.field)) throw invalidInput([{ param, message: `sorts by ${key.field} twice` }]);
+    seen.add(key.field);
+    const field = spec.fields[key.field]!;
+    keys.push({ column: field.column ?? key.field, direction: key.direction, kind: field.kind, nullable: field.nullable ?? false, values: field.enum?.values });
+  }
+  return keys;
+}
+
+/** Prisma's `orderBy` for the keys: nulls last, then `id` in the last key's direction. */
+export function prismaOrderBy(keys: SortKey[]): object[] {
+  return [
+    ...keys.map((k) => ({ [k.column]: k.nullable ? { sort: k.direction, nulls: 'last' as const } : k.direction })),
+    { id: keys.at(-1)!.direction },
+  ];
+}
+
+/** Where a sorted page ended: the last record's sort values, then its id (dates as text). */
+export function positionOf(keys: SortKey[], record: Record<string, unknown>): string {
+  return JSON.stringify([...keys.map((k) => canonical(record[k.column] ?? null)), record.id]);
+}
+
+/** A position back as values, or undefined when it does not fit the keys. */
+export function readPosition(keys: SortKey[], position: string): unknown[] | undefined {
+  let values: unknown;
+  try {
+    values = JSON.parse(position);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(values) || values.length !== keys.length + 1 || typeof values.at(-1) !== 'string') return undefined;
+  return [...keys.map((k, i) => (values[i] === null ? null : asValue(k.kind, values[i]))), values.at(-1)];
+}
+
+/** Records strictly past `value` in this key's order (undefined when none can be: past a null, nulls being last). */
+function beyond(key: SortKey, value: unknown): object | undefined {
+  if (value === null) return undefined;
+  const later = key.values
+    ? { in: key.direction === 'asc' ? key.values.slice(key.values.indexOf(String(value)) + 1) : key.values.slice(0, key.values.indexOf(String(value))) }
+    : { [key.direction === 'asc' ? 'gt' : 'lt']: value };
+  return key.nullable ? { OR: [{ [key.column]: later }, { [key.column]: null }] } : { [key.column]: later };
+}
+
+/** Records at or past `value`: a bound on the leading key an index can seek to. */
+function atOrBeyond(key: SortKey, value: unknown): object | undefined {
+  if (value === null) return { [key.column]: null };
+  if (key.nullable) return undefined;
+  if (key.values) {
+    const at = key.values.indexOf(String(value));
+    return { [key.column]: { in: key.direction === 'asc' ? key.values.slice(at) : key.values.slice(0, at + 1) } };
+  }
+  return { [key.column]: { [key.direction === 'asc' ? 'gte' : 'lte']: value } };
+}
+
+/**
+ * The records after a position in the keys' order (keyset pagination): for each key, those
+ * equal on the keys before it and past it on this one; last, equal on all and past the id.
+ */
+export function keysetAfter(keys: SortKey[], values: unknown[]): object {
+  const branches: object[] = [];
+  for (let i = 0; i <= keys.length; i++) {
+    const equal = keys.slice(0, i).map((k, j) => ({ [k.column]: values[j] }));
+    const past = i < keys.length ? beyond(keys[i]!, values[i]) : { id: { [keys.at(-1)!.direction === 'asc' ? 'gt' : 'lt']: values[keys.length] } };
+    if (past) branches.push({ AND: [...equal, past] });
+  }
+  const bound = atOrBeyond(keys[0]!, values[0]);
+  return { AND: [...(bound ? [bound] : []), { OR: branches }] };
+}
