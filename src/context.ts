@@ -39,4 +39,6 @@ export interface Context {
   events: EventHub;
   /** The deployment's key for signing list cursors (see schema/cursor.ts). */
   cursorKey: Buffer;
+  /** `Prefer: dry-run`: the operation runs in a transaction that is rolled back (graphql/dry-run.ts). */
+  dryRun: boolean;
 }

@@ -28,6 +28,7 @@ import { readBody } from './http/read-body.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Fields, Logger } from './logger.js';
 import type { RateLimiter } from './rate-limit.js';
+import { markDryRun, wantsDryRun } from './http/dry-run.js';
 import { routeExecutor } from './rest/execute.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
@@ -89,8 +90,10 @@ export function createApp({
     if (body instanceof GraphQLError) return withRateHeaders(graphqlErrorResponse(body), admission);
     // The signal goes along: it tells a subscription that its client left.
     const bounded = typeof body === 'string' ? new Request(request.url, { method: 'POST', headers: request.headers, body, signal: request.signal }) : request;
-    const run = async (req: Request) => yoga.fetch(req, { requestId, admission });
-    const response = await idempotency.guard(bounded, { ...admission.auth, requestId }, '/graphql', run, graphqlRequestWrites);
+    const dryRun = wantsDryRun(request);
+    const run = async (req: Request) => yoga.fetch(req, { requestId, admission, dryRun });
+    // A dry run persists nothing, its Idempotency-Key included.
+    const response = dryRun ? markDryRun(await run(bounded)) : await idempotency.guard(bounded, { ...admission.auth, requestId }, '/graphql', run, graphqlRequestWrites);
     return withRateHeaders(response instanceof GraphQLError ? graphqlErrorResponse(response) : response, admission);
   }
 
@@ -105,11 +108,13 @@ export function createApp({
     logFields.route = `${match.route.method} ${match.route.path}`;
     const admission = await admit(request, requestId, address, logFields);
     if (admission instanceof GraphQLError) return problemResponse(admission, requestId);
-    const execute = routeExecutor(yoga, log, request, { requestId, admission });
+    const dryRun = match.route.method !== 'GET' && wantsDryRun(request);
+    const execute = routeExecutor(yoga, log, request, { requestId, admission, dryRun });
     const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
-    // Writes are guarded by their Idempotency-Key; the key covers this record's address.
+    // Writes are guarded by their Idempotency-Key; the key covers this record's address. A
+    // dry run persists nothing, its Idempotency-Key included.
     const path = url.pathname.slice(match.base.length);
-    const response = match.route.method === 'GET' ? await run(request) : await idempotency.guard(request, { ...admission.auth, requestId }, path, run);
+    const response = match.route.method === 'GET' ? await run(request) : dryRun ? markDryRun(await run(request)) : await idempotency.guard(request, { ...admission.auth, requestId }, path, run);
     return withRateHeaders(response instanceof GraphQLError ? problemResponse(response, requestId) : response, admission);
   }
 

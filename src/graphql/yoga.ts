@@ -15,6 +15,7 @@ import { useQueryBounds } from './query-bounds.js';
 import { useTextInputRules } from './text-inputs.js';
 import type { Admission } from '../auth/admission.js';
 import { useRateLimitCharge } from './rate-limit-charge.js';
+import { useDryRun } from './dry-run.js';
 
 export interface ServerContext {
   requestId: string;
@@ -22,6 +23,8 @@ export interface ServerContext {
   admission: Admission | null;
   /** A REST body's faults found before execution (see InputCheck). */
   inputErrors?: FieldError[];
+  /** `Prefer: dry-run` (graphql/dry-run.ts). */
+  dryRun?: boolean;
 }
 
 const GRAPHIQL_EXAMPLE = `# Welcome! The Docs button (top left) shows every type and field.
@@ -101,13 +104,13 @@ export function createGraphQL({ log, rateLimiter, tenants, webhooks, events, cur
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
       defaultQuery: GRAPHIQL_EXAMPLE,
     },
-    plugins: [useQueryBounds(), useTextInputRules(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log)],
+    plugins: [useQueryBounds(), useTextInputRules(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log), useDryRun()],
     // Masking is the error policy's (error-policy.ts), which has the request id at hand.
     maskedErrors: false,
-    context: async ({ requestId, admission, inputErrors }) => {
+    context: async ({ requestId, admission, inputErrors, dryRun }) => {
       if (!admission) throw safeError(new Error('operation without authentication'), log, requestId);
       const { auth } = admission;
-      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors, webhooks, events, cursorKey: await cursorKey() };
+      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors, webhooks, events, cursorKey: await cursorKey(), dryRun: dryRun ?? false };
     },
   });
 }

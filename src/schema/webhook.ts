@@ -261,6 +261,8 @@ builder.mutationFields((t) => ({
     extensions: rest('move', 'test'),
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
+      // A test delivery is itself the trial: a dry run of it would have to send it.
+      if (ctx.dryRun) throw invalidInput([{ param: 'prefer', message: 'a test delivery cannot be a dry run: it is sent, or nothing is' }]);
       const endpoint = await endpointOf(ctx, String(id));
       const outcome = await ping(endpoint, ctx.requestId, ctx.webhooks);
       const ok = outcome.statusCode !== undefined && outcome.statusCode >= 200 && outcome.statusCode < 300;

@@ -70,6 +70,8 @@ export interface ServedInstance {
   url: string;
   /** Every log line it wrote so far. */
   output(): string;
+  /** SQL on the instance's own database connection (an embedded database has only that one). */
+  sql: Database['sql'];
   stop(): Promise<unknown>;
 }
 
@@ -97,6 +99,7 @@ export async function serveInProcess(env: Record<string, string>, prepare?: (db:
   return {
     url: `http://127.0.0.1:${instance.port}`,
     output: () => output,
+    sql: db.sql,
     stop: () => (stopped ??= instance.stop().finally(() => db.close())),
   };
 }
