@@ -7,8 +7,8 @@ import { apiError, codeOf, errorHeaders, type FieldError } from '../errors.js';
 import { problemResponse } from '../http/problem.js';
 import { readBody } from '../http/read-body.js';
 import { bodyToInput } from './body.js';
-import { restQuery } from './list-params.js';
-import { restParam } from './names.js';
+import { restQuery, type Shape } from './list-params.js';
+import { restParam, snakeCase } from './names.js';
 import { CHANGES, shapedRoute, type Route } from './routes.js';
 import { Response } from '../http/fetch.js';
 
@@ -80,6 +80,13 @@ function tombstone(record: Record<string, unknown>) {
   return record.deleted_at ? { id: record.id, deleted: true, deleted_at: record.deleted_at, version: record.version } : record;
 }
 
+/** With `fields=`, only the fields asked (and `id`, and what `expand` asked); tombstones stay whole. */
+function sparseRecord(shape: Shape): (record: Record<string, unknown>) => Record<string, unknown> {
+  if (!shape.fields) return (record) => record;
+  const keep = new Set(['id', ...shape.fields, ...(shape.expand ?? []).map(snakeCase)]);
+  return (record) => (record.deleted === true ? record : Object.fromEntries(Object.entries(record).filter(([name]) => keep.has(name))));
+}
+
 /** A versioned record's ETag (records without a version, such as webhook endpoints, have none). */
 function etagOf(record: unknown): string | undefined {
   const { version } = record as { version?: unknown };
@@ -115,14 +122,16 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       const type = (route.item ?? route).resource.type;
       return problemResponse(apiError('NOT_FOUND', `No ${type.toLowerCase()} with this id in this organization.`), requestId);
     }
+    const sparse = sparseRecord(query.shape);
     if (route.kind === 'list' || route.kind === 'related') {
       const page = data as { data: Array<Record<string, unknown>> };
-      return Response.json({ ...page, data: page.data.map(tombstone) });
+      return Response.json({ ...page, data: page.data.map(tombstone).map(sparse) });
     }
     const etag = etagOf(data);
     const headers: Record<string, string> = etag ? { etag } : {};
     if (route.kind === 'delete') return new Response(null, { status: 204, headers });
     if (route.kind === 'item' && etag && unchanged(request, etag)) return new Response(null, { status: 304, headers });
+    if (route.kind === 'item') return Response.json(sparse(data as Record<string, unknown>), { headers });
     if (route.kind === 'create') {
       const location = `${base}/${route.resource.path}/${(data as { id: string }).id}`;
       return Response.json(data, { status: 201, headers: { location, ...headers } });

@@ -39,9 +39,9 @@ const RANGE = ['gt', 'gte', 'lt', 'lte'];
 
 /** `due_date[lt]` -> `due_date`, `['lt']`; `expand[]` -> `expand`, `['']`. */
 function parseName(name: string): { base: string; path: string[] } | undefined {
-  const parts = /^([a-z][a-z0-9_]*)((?:\[[a-z0-9_]*\])*)$/.exec(name);
+  const parts = /^([a-z][a-z0-9_]*)((?:\[[A-Za-z0-9_-]*\])*)$/.exec(name);
   if (!parts) return undefined;
-  return { base: parts[1]!, path: [...parts[2]!.matchAll(/\[([a-z0-9_]*)\]/g)].map((m) => m[1]!) };
+  return { base: parts[1]!, path: [...parts[2]!.matchAll(/\[([A-Za-z0-9_-]*)\]/g)].map((m) => m[1]!) };
 }
 
 /** The record's references: object fields that are neither embedded nor lists. */
@@ -93,7 +93,7 @@ function filterOf(where: GraphQLInputObjectType, name: string, path: string[], r
     const values = list(raw);
     const faults = values.map((v) => queryValue(v, isListType(item) ? (item.ofType as GraphQLInputType) : item).fault).filter(Boolean);
     if (values.length === 0) return { fault: 'must name at least one value' };
-    if (faults.length > 0) return { fault: faults[0]!.replace('must be one of ', 'each must be one of all, ') };
+    if (faults.length > 0) return { fault: `${faults[0]!.replace('must be one of ', 'each must be one of ')} (or all, alone, for no filter)` };
     return { at: [name], value: { in: values } };
   }
   if (isInputObjectType(type) && type.getFields().gt) {
@@ -102,6 +102,11 @@ function filterOf(where: GraphQLInputObjectType, name: string, path: string[], r
     const { value, fault } = queryValue(raw, type.getFields().gt!.type);
     if (fault) return { fault };
     return { at: [name], value: path.length === 1 ? { [path[0]!]: value } : { gte: value, lte: value } };
+  }
+  if (type.name === 'JSON') {
+    // `metadata[key]=value`: that key with exactly that value.
+    if (path.length !== 1 || !path[0]) return { fault: `takes a key: ${snakeCase(name)}[key]=value` };
+    return { at: [name], value: { [path[0]]: raw } };
   }
   if (path.length > 0) return { fault: 'takes no operator: it matches exactly' };
   const { value, fault } = queryValue(raw, field.type);

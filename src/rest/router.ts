@@ -8,6 +8,8 @@ import { Response } from '../http/fetch.js';
 
 export const PREFIXES = ['/api/v1', '/v1/api', '/v1'];
 export const ROUTES = buildRoutes(schema);
+/** Paths without an id, such as `/customers/duplicates`: matched as they are, before `/customers/{id}` (ids are UUIDs). */
+const FIXED = new Set(ROUTES.map((route) => route.path).filter((path) => !path.includes('{')));
 
 export type RestMatch =
   | { kind: 'route'; route: Route; base: string; id?: string }
@@ -33,15 +35,16 @@ export function matchRest(method: string, pathname: string): RestMatch {
   }
   const segments = rest.split('/').slice(1);
   if (segments.length < 1 || segments.length > 3 || segments.some((s) => s === '')) return { kind: 'not-found' };
+  const fixed = FIXED.has(rest);
   const [collection, id, action] = segments as [string, string | undefined, string | undefined];
-  const path = id === undefined ? `/${collection}` : action === undefined ? `/${collection}/{id}` : `/${collection}/{id}/${action}`;
+  const path = fixed ? rest : id === undefined ? `/${collection}` : action === undefined ? `/${collection}/{id}` : `/${collection}/{id}/${action}`;
   const candidates = ROUTES.filter((route) => route.path === path);
   if (candidates.length === 0) return { kind: 'not-found' };
   const route = candidates.find((r) => r.method === method);
   if (!route) return { kind: 'method-not-allowed', allow: candidates.map((r) => r.method) };
   let decoded: string | undefined;
   try {
-    decoded = id === undefined ? undefined : decodeURIComponent(id);
+    decoded = id === undefined || fixed ? undefined : decodeURIComponent(id);
   } catch {
     return { kind: 'not-found' };
   }

@@ -116,10 +116,13 @@ function restOf(field: GraphQLField<unknown, unknown>): { rest: RestExtension; s
   return { rest: extensions.rest, scope };
 }
 
+/** Rows that answer a page `{ data, pagination }`. */
+const PAGES: ReadonlySet<RestExtension['kind']> = new Set(['list', 'related', 'view']);
+
 /** The record type of a list field (its page's `data` items) or an item field. */
 function recordOf(field: GraphQLField<unknown, unknown>, kind: RestExtension['kind']): GraphQLObjectType {
   const named = getNamedType(field.type) as GraphQLObjectType;
-  return kind === 'list' || kind === 'related' ? (getNamedType(named.getFields().data!.type) as GraphQLObjectType) : named;
+  return PAGES.has(kind) ? (getNamedType(named.getFields().data!.type) as GraphQLObjectType) : named;
 }
 
 /** Where each kind of row answers, below /v1. */
@@ -132,6 +135,7 @@ const ADDRESS: Record<RestExtension['kind'], { method: Route['method']; path: (r
   restore: { method: 'POST', path: (rest) => `/${rest.path}/{id}/restore` },
   move: { method: 'POST', path: (rest) => `/${rest.path}/{id}/${rest.verb!}` },
   related: { method: 'GET', path: (rest) => `/${rest.path}/{id}/${rest.verb!}` },
+  view: { method: 'GET', path: (rest) => `/${rest.path}/${rest.verb!}` },
 };
 
 type Row = Omit<Route, 'parsed' | 'item'>;
@@ -161,7 +165,7 @@ function rowsOf(schema: GraphQLSchema): Row[] {
     const orderArg = getNamedType(field.args.find((arg) => arg.name === 'orderBy')?.type);
     const where = isInputObjectType(whereArg) ? whereArg : undefined;
     const orderBy = isEnumType(orderArg) ? orderArg : undefined;
-    if (rest.kind === 'list' || rest.kind === 'related') {
+    if (PAGES.has(rest.kind)) {
       const pagination = 'pagination { page limit total next_cursor: nextCursor has_more: hasMore }';
       const template = (selection: string) => `query List(${declarations}) { result: ${field.name}(${passing}) { data { ${selection} } ${pagination} } }`;
       const row = { ...base, where, orderBy, template };
@@ -200,7 +204,9 @@ export function shapedRoute(route: Route, shape: { fields?: string[]; expand?: s
   const key = `${route.method} ${route.path}|${shape.fields?.join(',') ?? '*'}|${shape.expand?.join(',') ?? ''}`;
   let shaped = shapes.get(key);
   if (!shaped) {
-    const only = shape.fields ? new Set(['id', ...shape.fields]) : undefined;
+    // The version and deletion stamp come along whatever was asked: the ETag and a sync's
+    // tombstones are made of them (the handler leaves them out of the body if not asked).
+    const only = shape.fields ? new Set(['id', 'version', 'deleted_at', ...shape.fields]) : undefined;
     const expanded = (shape.expand ?? []).map((name) => {
       const referenced = getNamedType(route.record.getFields()[name]!.type) as GraphQLObjectType;
       const alias = snakeCase(name) === name ? name : `${snakeCase(name)}: ${name}`;

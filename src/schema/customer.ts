@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineResource, restCreate } from './resource.js';
 import { writing } from './changes.js';
@@ -46,6 +47,7 @@ defineResource(Customer, {
   update: {
     input: builder.inputType('UpdateCustomerInput', {
       fields: (t) => ({
+        ...integrationInputs(t, true),
         name: t.string({ description: '1 to 200 characters after trimming; cannot be cleared.' }),
         email: t.string({ description: 'A valid address, at most 254 characters; null clears it.' }),
         phone: t.string({ description: 'E.164; null clears it.' }),
@@ -67,6 +69,7 @@ defineResource(Customer, {
 
 const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
   fields: (t) => ({
+    ...integrationInputs(t),
     name: t.string({ required: true, description: '1 to 200 characters after trimming.' }),
     email: t.string({ description: 'A valid address, at most 254 characters; stored lower-cased.' }),
     phone: t.string({ description: 'E.164: + then 8 to 15 digits.' }),
@@ -85,11 +88,12 @@ builder.mutationField('createCustomer', (t) =>
       const name = check.text('name', input.name, { max: 200, required: true });
       const email = check.email('email', input.email);
       const phone = check.phone('phone', input.phone);
+      const keys = createKeys(check, input);
       check.done();
-      return writing(ctx, (tx) => tx.customer.create({
+      return holdingExternalId(ctx, 'Customer', keys.externalId, () => writing(ctx, (tx) => tx.customer.create({
         ...query,
-        data: { organizationId: ctx.auth.organizationId, name: name!, email, phone },
-      }));
+        data: { ...keys, organizationId: ctx.auth.organizationId, name: name!, email, phone },
+      })));
     },
   }),
 );

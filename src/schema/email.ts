@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { EmailType } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { EmailTypeEnum } from './enums.js';
@@ -49,6 +50,7 @@ defineResource(Email, {
 
 const CreateEmailInput = builder.inputType('CreateEmailInput', {
   fields: (t) => ({
+    ...integrationInputs(t),
     customerId: t.id({ required: true, description: 'A customer of this organization.' }),
     type: t.field({ type: EmailTypeEnum, required: true }),
     from: t.string({ required: true, description: 'An e-mail address.' }),
@@ -76,10 +78,12 @@ builder.mutationField('createEmail', (t) =>
       const subject = check.text('subject', input.subject, { max: 998, required: true });
       const body = check.text('body', input.body, { max: 100_000 });
       await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+      const keys = createKeys(check, input);
       check.done();
-      return writing(ctx, (tx) => tx.email.create({
+      return holdingExternalId(ctx, 'Email', keys.externalId, () => writing(ctx, (tx) => tx.email.create({
         ...query,
         data: {
+          ...keys,
           organizationId: ctx.auth.organizationId,
           customerId: customerId!,
           type: input.type!,
@@ -89,7 +93,7 @@ builder.mutationField('createEmail', (t) =>
           body: body ?? '',
           sentAt: input.sentAt ?? new Date(),
         },
-      }), { customerId });
+      }), { customerId }));
     },
   }),
 );

@@ -1,6 +1,7 @@
 import { JobStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { builder } from './builder.js';
+import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { JobStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
@@ -55,6 +56,7 @@ defineResource(Job, {
   update: {
     input: builder.inputType('UpdateJobInput', {
       fields: (t) => ({
+        ...integrationInputs(t, true),
         customerId: t.id({ description: 'A customer of this organization.' }),
         title: t.string({ description: '1 to 200 characters; cannot be cleared.' }),
         description: t.string({ description: 'At most 5000 characters; null clears it.' }),
@@ -79,6 +81,7 @@ defineResource(Job, {
 
 const CreateJobInput = builder.inputType('CreateJobInput', {
   fields: (t) => ({
+    ...integrationInputs(t),
     customerId: t.id({ required: true, description: 'A customer of this organization.' }),
     title: t.string({ required: true, description: '1 to 200 characters.' }),
     description: t.string({ description: 'At most 5000 characters.' }),
@@ -100,11 +103,12 @@ builder.mutationField('createJob', (t) =>
       const title = check.text('title', input.title, { max: 200, required: true });
       const description = check.text('description', input.description, { max: 5000 });
       await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+      const keys = createKeys(check, input);
       check.done();
-      return writing(ctx, (tx) => tx.job.create({
+      return holdingExternalId(ctx, 'Job', keys.externalId, () => writing(ctx, (tx) => tx.job.create({
         ...query,
-        data: { organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
-      }), { customerId });
+        data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
+      }), { customerId }));
     },
   }),
 );

@@ -3,6 +3,7 @@
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
+import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { builder } from './builder.js';
 import { writing } from './changes.js';
 import { requireReference } from './references.js';
@@ -66,6 +67,8 @@ export function checkLineItems(check: InputCheck, items: readonly LineItemInputS
 }
 
 interface BillingInput {
+  externalId?: string | null;
+  metadata?: unknown;
   customerId?: string | number | null;
   jobId?: string | number | null;
   currency?: string | null;
@@ -81,8 +84,9 @@ export async function checkBillingInput({ prisma, inputErrors }: Pick<Context, '
   const { lines, totalAmount } = checkLineItems(check, input.lineItems);
   await requireReference(check, prisma.customer, 'customerId', customerId);
   await requireReference(check, prisma.job, 'jobId', jobId);
+  const keys = createKeys(check, input);
   check.done();
-  return { customerId: customerId!, jobId, currency, totalAmount, lineItems: { createMany: { data: lines } } };
+  return { ...keys, customerId: customerId!, jobId, currency, totalAmount, lineItems: { createMany: { data: lines } } };
 }
 
 interface BillingCreate {
@@ -104,6 +108,7 @@ export function billingUpdate(type: 'Invoice' | 'Estimate', date: BillingDate) {
   return {
     input: builder.inputType(`Update${type}Input`, {
       fields: (t) => ({
+        ...integrationInputs(t, true),
         jobId: t.id({ description: 'A job of this organization; null clears it.' }),
         currency: t.string({ description: 'ISO 4217, such as USD.' }),
         lineItems: t.field({ type: [LineItemInput], description: '1 to 100 lines; replaces all lines.' }),
@@ -134,6 +139,7 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
   const kind = type.toLowerCase() as NumberedRecord;
   const Input = builder.inputType(`Create${type}Input`, {
     fields: (t) => ({
+      ...integrationInputs(t),
       customerId: t.id({ required: true, description: 'A customer of this organization.' }),
       jobId: t.id({ description: 'A job of this organization.' }),
       currency: t.string({ required: true, description: 'ISO 4217, such as USD.' }),
@@ -152,12 +158,12 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
       resolve: async (query, _root, { input }, ctx) => {
         const checked = await checkBillingInput(ctx, input as BillingInput);
         const organizationId = ctx.auth.organizationId;
-        const day = (input as Record<string, Date | null | undefined>)[date] ?? null;
-        return writing(ctx, async (tx) => {
+        const day = (input as unknown as Record<string, Date | null | undefined>)[date] ?? null;
+        return holdingExternalId(ctx, type, checked.externalId, () => writing(ctx, async (tx) => {
           const data = { ...checked, organizationId, number: await nextNumber(tx, organizationId, kind), [date]: day };
           const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
           return model.create({ ...query, data }) as never;
-        }, { customerId: checked.customerId, jobId: checked.jobId });
+        }, { customerId: checked.customerId, jobId: checked.jobId }));
       },
     }),
   );

@@ -14,7 +14,7 @@ import { isUuid } from './validation.js';
 
 type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
 
-export type FieldKind = 'text' | 'id' | 'enum' | 'int' | 'date' | 'datetime';
+export type FieldKind = 'text' | 'id' | 'enum' | 'int' | 'date' | 'datetime' | 'metadata';
 
 export interface ListField {
   kind: FieldKind;
@@ -48,6 +48,8 @@ export function enumField(ref: EnumRef<SchemaTypes, string, string>, name: strin
 const COMMON: Record<string, ListField> = {
   createdAt: { kind: 'datetime', sort: true },
   updatedAt: { kind: 'datetime', sort: true },
+  externalId: { kind: 'text', exact: true },
+  metadata: { kind: 'metadata' },
 };
 
 /** A list's declaration with the common fields, by resource type. */
@@ -126,6 +128,7 @@ export function declareList(type: ResourceType, declared: ListSpec) {
     ...Object.fromEntries(
       Object.entries(spec.fields).flatMap(([name, field]): Array<[string, unknown]> => {
         if (field.kind === 'enum') return [[name, t.field({ type: setType(field.enum!) })]];
+        if (field.kind === 'metadata') return [[name, t.field({ type: 'JSON', description: 'Records whose metadata has each of these keys with exactly this value: `{ "key": "value" }`.' })]];
         if (field.kind === 'text' || field.kind === 'id') return field.exact ? [[name, t.field({ type: field.kind === 'id' ? 'ID' : 'String', description: 'Exactly this value.' })]] : [];
         return [[name, t.field({ type: RANGES[field.kind] })]];
       }),
@@ -213,6 +216,10 @@ export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, wher
     if (field.kind === 'enum') {
       const { in: values } = value as { in?: string[] | null };
       if (values) and.push({ [column]: { in: values } });
+    } else if (field.kind === 'metadata') {
+      const pairs = typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as object) : [];
+      if (pairs.length === 0 || pairs.some(([, v]) => typeof v !== 'string')) throw invalidInput([{ param: at(name), message: 'must be an object of string values: { "key": "value" }' }]);
+      for (const [key, v] of pairs) and.push({ [column]: { path: [key], equals: v } });
     } else if (field.kind === 'text' || field.kind === 'id') {
       if (field.kind === 'id' && !isUuid(String(value))) throw invalidInput([{ param: at(name), message: 'must be a UUID' }]);
       and.push({ [column]: field.kind === 'id' ? String(value).toLowerCase() : value });

@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { QuoteStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { QuoteStatusEnum } from './enums.js';
@@ -46,6 +47,7 @@ defineResource(Proposal, {
   update: {
     input: builder.inputType('UpdateProposalInput', {
       fields: (t) => ({
+        ...integrationInputs(t, true),
         title: t.string({ description: '1 to 200 characters.' }),
         totalAmount: t.int({ description: 'Minor units, from 0.' }),
         currency: t.string({ description: 'ISO 4217, such as USD.' }),
@@ -69,6 +71,7 @@ defineResource(Proposal, {
 
 const CreateProposalInput = builder.inputType('CreateProposalInput', {
   fields: (t) => ({
+    ...integrationInputs(t),
     customerId: t.id({ required: true, description: 'A customer of this organization.' }),
     title: t.string({ required: true, description: '1 to 200 characters.' }),
     totalAmount: t.int({ required: true, description: 'Minor units, from 0.' }),
@@ -90,11 +93,12 @@ builder.mutationField('createProposal', (t) =>
       const totalAmount = check.amount('totalAmount', input.totalAmount);
       const currency = check.currency('currency', input.currency);
       await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+      const keys = createKeys(check, input);
       check.done();
-      return writing(ctx, (tx) => tx.proposal.create({
+      return holdingExternalId(ctx, 'Proposal', keys.externalId, () => writing(ctx, (tx) => tx.proposal.create({
         ...query,
-        data: { organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, totalAmount, currency },
-      }), { customerId });
+        data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, totalAmount, currency },
+      }), { customerId }));
     },
   }),
 );

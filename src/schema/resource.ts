@@ -9,14 +9,15 @@ import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { builder, type Types } from './builder.js';
-import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, type ResourceType } from './changes.js';
+import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
+import { checkExternalId, checkMetadata, holdingExternalId, integrationFields, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
 import { canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter } from './references.js';
 import { registerResource } from './registry.js';
 import type { Move } from './transitions.js';
-import { isUuid } from './validation.js';
+import { InputCheck, isUuid } from './validation.js';
 
 export type { ResourceType } from './changes.js';
 
@@ -24,10 +25,11 @@ export type { ResourceType } from './changes.js';
 export interface RestExtension {
   /** URL segment: /v1/{path}. */
   path: string;
-  kind: 'list' | 'item' | 'create' | 'update' | 'delete' | 'restore' | 'move' | 'related';
+  /** `view`: a computed page over the resource, GET /v1/{path}/{verb} (customers/duplicates). */
+  kind: 'list' | 'item' | 'create' | 'update' | 'delete' | 'restore' | 'move' | 'related' | 'view';
   /** Object-valued fields that are part of the record (not links to other records). */
   embedded?: string[];
-  /** A move's URL segment: POST /v1/{path}/{id}/{verb} (a related list's: GET). */
+  /** A move's URL segment: POST /v1/{path}/{id}/{verb} (a related list's: GET; a view's: GET /v1/{path}/{verb}). */
   verb?: string;
   /** An update's: the verbs that change the record's status instead. */
   moves?: string[];
@@ -89,6 +91,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
   registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
   const Page = pageType(spec.type, record);
   const asked = declareList(spec.type, spec.list);
+  integrationFields(spec.type);
   for (const kind of ['created', 'deleted', 'restored', ...(spec.update ? ['updated'] : []), ...Object.values(spec.moves ?? {}).map((move) => transitionKind(move.to))]) {
     EVENT_TYPES.add(`${item}.${kind}`);
   }
@@ -174,8 +177,18 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
       `update${spec.type}`,
       { description: `Changes ${an(item)}'s fields: those given are set, null clears an optional one.${update.editable ? ` Only while ${update.editable.join(' or ')}.` : ''}`, rest: rest('update', { moves: verbs }), input: update.input },
       async ({ id, expectedVersion, input }, ctx, query) => {
-        const data = await update.check(ctx, input ?? {});
-        return changeRecord(ctx, spec.type, id, { action: 'update', from: update.editable, data, expectedVersion }, query);
+        // Integration keys are every resource's: checked here, the rest by the resource.
+        const { externalId, metadata, ...fields } = input ?? {};
+        const keys = new InputCheck(ctx.inputErrors);
+        const external = checkExternalId(keys, externalId);
+        const patch = checkMetadata(keys, metadata, true);
+        const data: Record<string, unknown> = { ...(await update.check({ ...ctx, inputErrors: keys.errors }, fields)) };
+        keys.done();
+        if (external !== undefined) data.externalId = external;
+        const before = patch ? mergeMetadata(ctx.auth.organizationId, spec.type, patch, data) : undefined;
+        // Integration keys are no part of what a status freezes (a sent invoice can be tagged).
+        const from = Object.keys(fields).length > 0 ? update.editable : undefined;
+        return holdingExternalId(ctx, spec.type, external, () => changeRecord(ctx, spec.type, id, { action: 'update', from, data, expectedVersion, before }, query));
       },
     );
   }
@@ -191,8 +204,14 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
   changeField(
     `restore${spec.type}`,
     { description: `Restores a deleted ${item}, beside the records it refers to.`, rest: rest('restore') },
-    ({ id, expectedVersion }, ctx, query) =>
-      changeRecord(ctx, spec.type, id, { action: 'restore', deleted: true, data: { deletedAt: null }, expectedVersion, before: (tx) => refuseIfParentDeleted(tx, ctx.auth.organizationId, spec.type, id) }, query),
+    ({ id, expectedVersion }, ctx, query) => {
+      const before = async (tx: Tx) => {
+        await refuseIfParentDeleted(tx, ctx.auth.organizationId, spec.type, id);
+        await refuseIfExternalIdHeld(tx, ctx.auth.organizationId, spec.type, id);
+      };
+      // A create that takes the external id between that check and the restore: still a 409.
+      return holdingExternalId(ctx, spec.type, undefined, () => changeRecord(ctx, spec.type, id, { action: 'restore', deleted: true, data: { deletedAt: null }, expectedVersion, before }, query));
+    },
   );
 }
 

@@ -42,6 +42,8 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
       updated_at: expect.stringMatching(ISO),
       version: 1,
       deleted_at: null,
+      external_id: null,
+      metadata: {},
     });
     const fetched = await acme.get(`/customers/${response.body.id}`);
     expect(fetched.status).toBe(200);
@@ -55,7 +57,7 @@ describe.each(DB_KINDS)('REST /v1/customers on %s', (kind) => {
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.body.pagination).toEqual({ page: 1, limit: 20, total: created.length, next_cursor: null, has_more: false });
     expect(response.body.data.map((c: { id: string }) => c.id)).toEqual([...created].reverse().map((c) => c.id));
-    expect(Object.keys(response.body.data[0]).sort()).toEqual(['created_at', 'deleted_at', 'email', 'id', 'name', 'phone', 'updated_at', 'version']);
+    expect(Object.keys(response.body.data[0]).sort()).toEqual(['created_at', 'deleted_at', 'email', 'external_id', 'id', 'metadata', 'name', 'phone', 'updated_at', 'version']);
   });
 
   it('pages with page and limit, and a page past the end is empty with the true total', async () => {

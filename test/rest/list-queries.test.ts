@@ -111,6 +111,15 @@ describe.each(DB_KINDS)('lists on %s', (kind) => {
     expect(sparse.body.data).toEqual([{ id: c.Ada, name: 'Ada' }, { id: c.Bob, name: 'Bob' }]);
     const both = await acme.get(`/invoices/${inv.B1}?fields=number,total_amount&expand=customer`);
     expect(Object.keys(both.body).sort()).toEqual(['customer', 'id', 'number', 'total_amount']);
+    // A sparse record keeps its ETag, and a sync with fields= still sees deletions as tombstones.
+    const full = await acme.get(`/invoices/${inv.B1}`);
+    expect(both.headers.get('etag')).toBe(full.headers.get('etag'));
+    expect((await acme.get(`/invoices/${inv.B1}?fields=number`, { 'if-none-match': full.headers.get('etag')! })).status).toBe(304);
+    const gone = (await acme.post('/customers', { name: 'Gone' })).body.id;
+    expect((await acme.delete(`/customers/${gone}`)).status).toBe(204);
+    const sync = await acme.get('/customers?fields=name&include_deleted=true&limit=100');
+    expect(sync.body.data.find((r: { id: string }) => r.id === gone)).toEqual({ id: gone, deleted: true, deleted_at: expect.any(String), version: 2 });
+    expect(sync.body.data.find((r: { id: string }) => r.id === c.Ada)).toEqual({ id: c.Ada, name: 'Ada' });
   });
 
   it('expand and relation filters need the referenced read scope: 403 naming it', async () => {

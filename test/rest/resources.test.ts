@@ -48,7 +48,7 @@ describe.each(DB_KINDS)('REST jobs, emails, invoices, estimates and proposals on
       updated_at: expect.stringMatching(ISO),
     });
     expect(Object.keys(response.body).sort()).toEqual(
-      ['completed_at', 'created_at', 'customer_id', 'deleted_at', 'description', 'id', 'scheduled_at', 'status', 'title', 'updated_at', 'version'],
+      ['completed_at', 'created_at', 'customer_id', 'deleted_at', 'description', 'external_id', 'id', 'metadata', 'scheduled_at', 'status', 'title', 'updated_at', 'version'],
     );
   });
 
@@ -145,7 +145,7 @@ describe.each(DB_KINDS)('REST jobs, emails, invoices, estimates and proposals on
   it('GET /emails filters by type and customer_id', async () => {
     const all = await acme.get('/emails');
     expect(all.body.pagination.total).toBe(3);
-    expect(Object.keys(all.body.data[0]).sort()).toEqual(['body', 'created_at', 'customer_id', 'deleted_at', 'from', 'id', 'sent_at', 'subject', 'to', 'type', 'updated_at', 'version']);
+    expect(Object.keys(all.body.data[0]).sort()).toEqual(['body', 'created_at', 'customer_id', 'deleted_at', 'external_id', 'from', 'id', 'metadata', 'sent_at', 'subject', 'to', 'type', 'updated_at', 'version']);
     expect((await acme.get('/emails?type=incoming')).body.pagination.total).toBe(2);
     expect((await acme.get(`/emails?type=outgoing&customer_id=${ada}`)).body.data.map((e: { subject: string }) => e.subject)).toEqual(['outgoing mail']);
     expect((await acme.get('/emails?type=all')).body.pagination.total).toBe(3);
@@ -162,7 +162,7 @@ describe.each(DB_KINDS)('REST jobs, emails, invoices, estimates and proposals on
     expect((await acme.get(`/estimates?customer_id=${grace}`)).body.pagination.total).toBe(1);
     const proposals = await acme.get('/proposals?status=draft');
     expect(proposals.body.pagination.total).toBe(2);
-    expect(Object.keys(proposals.body.data[0]).sort()).toEqual(['created_at', 'currency', 'customer_id', 'deleted_at', 'id', 'status', 'title', 'total_amount', 'updated_at', 'version']);
+    expect(Object.keys(proposals.body.data[0]).sort()).toEqual(['created_at', 'currency', 'customer_id', 'deleted_at', 'external_id', 'id', 'metadata', 'status', 'title', 'total_amount', 'updated_at', 'version']);
     expect((await acme.get('/proposals?status=paid')).status).toBe(400);
   });
 
