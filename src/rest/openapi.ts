@@ -8,6 +8,8 @@ import {
   isListType,
   isNonNullType,
   isObjectType,
+  type GraphQLEnumType,
+  type GraphQLInputField,
   type GraphQLInputObjectType,
   type GraphQLInputType,
   type GraphQLObjectType,
@@ -17,6 +19,7 @@ import { SCOPES } from '../auth/scopes.js';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import { MAX_SEARCH } from '../schema/list-query.js';
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
+import { expandable } from './list-params.js';
 import { snakeCase } from './names.js';
 import type { Route } from './routes.js';
 
@@ -46,11 +49,24 @@ function nullable(schema: JsonSchema): JsonSchema {
   return { ...schema, type: [schema.type, 'null'] };
 }
 
-function recordSchema(type: GraphQLObjectType, embedded: string[] = []): JsonSchema {
+/**
+ * A record as REST answers it: every field required. `expandable` references (`customer`)
+ * are optional properties: present only when `expand=` names them.
+ */
+function recordSchema(type: GraphQLObjectType, embedded: string[] = [], expandable: string[] = []): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
+  const expanded: Record<string, JsonSchema> = {};
   for (const field of Object.values(type.getFields())) {
     const inner = getNullableType(field.type);
     let schema: JsonSchema;
+    if (expandable.includes(field.name)) {
+      const ref = { $ref: `#/components/schemas/${getNamedType(field.type).name}` };
+      expanded[snakeCase(field.name)] = {
+        ...(isNonNullType(field.type) ? ref : { anyOf: [ref, { type: 'null' }] }),
+        description: `With \`expand=${snakeCase(field.name)}\` only: the referenced record, beside its id.`,
+      };
+      continue;
+    }
     if (isListType(inner) && isObjectType(getNamedType(inner)) && embedded.includes(field.name)) {
       schema = { type: 'array', items: recordSchema(getNamedType(inner) as GraphQLObjectType) };
     } else if (isListType(inner) && !isObjectType(getNamedType(inner))) {
@@ -63,7 +79,7 @@ function recordSchema(type: GraphQLObjectType, embedded: string[] = []): JsonSch
     if (field.description) schema.description = field.description;
     properties[snakeCase(field.name)] = isNonNullType(field.type) ? schema : nullable(schema);
   }
-  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+  return { type: 'object', properties: { ...properties, ...expanded }, required: Object.keys(properties), additionalProperties: false };
 }
 
 function inputSchema(type: GraphQLInputObjectType): JsonSchema {
@@ -210,6 +226,164 @@ function paramSchema(p: Route['params'][number]): JsonSchema {
   return { type: 'string' };
 }
 
+/**
+ * What a `<Type>Where` field is in REST: a set, a range, a relation, the search, keys with
+ * exact values (JSON: `metadata[key]=value`) or an exact value.
+ */
+type FilterKind = 'search' | 'set' | 'range' | 'relation' | 'keys' | 'exact';
+
+function filterKind(field: GraphQLInputField): FilterKind {
+  const type = getNamedType(field.type);
+  if (field.name === 'search') return 'search';
+  if (type.name === 'JSON') return 'keys';
+  if (isInputObjectType(type)) {
+    const fields = type.getFields();
+    if (fields.search) return 'relation';
+    if (fields.in) return 'set';
+    if (fields.gt) return 'range';
+  }
+  return 'exact';
+}
+
+/** A value of the field's kind, for the examples in descriptions. */
+const EXAMPLES: Record<string, string> = { Date: '2026-12-01', DateTime: '2026-12-01T00:00:00Z', Int: '10000', ID: '<id>' };
+
+function rangeScalar(field: GraphQLInputField): string {
+  return getNamedType((getNamedType(field.type) as GraphQLInputObjectType).getFields().gt!.type).name;
+}
+
+/** The JSON schema of one filter's value (a relation's: its filters' values, one level deep). */
+function filterSchema(field: GraphQLInputField): JsonSchema {
+  const type = getNamedType(field.type);
+  switch (filterKind(field)) {
+    case 'search':
+      return { type: 'string', maxLength: MAX_SEARCH };
+    case 'set': {
+      const values = getNamedType((type as GraphQLInputObjectType).getFields().in!.type) as GraphQLEnumType;
+      return { type: 'array', items: leafSchema(values), minItems: 1, uniqueItems: true };
+    }
+    case 'range': {
+      const bound = (type as GraphQLInputObjectType).getFields();
+      const properties = Object.fromEntries(Object.values(bound).map((op) => [op.name, { ...leafSchema(op.type), description: op.description ?? undefined }]));
+      return { type: 'object', properties, minProperties: 1, additionalProperties: false };
+    }
+    case 'relation': {
+      const inner = Object.values((type as GraphQLInputObjectType).getFields());
+      return { type: 'object', properties: Object.fromEntries(inner.map((f) => [snakeCase(f.name), filterSchema(f)])), minProperties: 1, additionalProperties: false };
+    }
+    case 'keys':
+      return { type: 'object', additionalProperties: { type: 'string' }, minProperties: 1 };
+    default:
+      return leafSchema(field.type);
+  }
+}
+
+/** How a filter is written in a query string, for its description: `status=sent,paid`, `due_date[lt]=...`. */
+function filterUsage(field: GraphQLInputField, prefix = ''): string {
+  const name = prefix ? `${prefix}[${snakeCase(field.name)}]` : snakeCase(field.name);
+  const type = getNamedType(field.type) as GraphQLInputObjectType;
+  switch (filterKind(field)) {
+    case 'set': {
+      const values = (getNamedType(type.getFields().in!.type) as GraphQLEnumType).getValues().map((v) => v.name);
+      return `\`${name}=${values.slice(0, 2).join(',')}\``;
+    }
+    case 'range': {
+      const example = EXAMPLES[rangeScalar(field)] ?? '...';
+      return `\`${name}[gte]=${example}\``;
+    }
+    case 'search':
+      return `\`${name}=acme\``;
+    case 'keys':
+      return `\`${name}[key]=value\``;
+    default:
+      return `\`${name}=${EXAMPLES[getNamedType(field.type).name] ?? '...'}\``;
+  }
+}
+
+/**
+ * A list's filters as query parameters, from its `<Type>Where`: sets comma-separated (form,
+ * not exploded), ranges and relations as deepObject (`due_date[lt]=`, `customer[search]=`).
+ * A relation's own ranges nest one more level (`invoices[due_date][lt]=`), which OpenAPI leaves
+ * undefined for deepObject: the description spells the form out.
+ */
+function filterParams(where: GraphQLInputObjectType, resourceOf: (type: string) => { path: string; scope: string } | undefined) {
+  return Object.values(where.getFields()).map((field) => {
+    const name = snakeCase(field.name);
+    const kind = filterKind(field);
+    const schema = filterSchema(field);
+    let description: string;
+    let style: Record<string, unknown> = {};
+    if (kind === 'set') {
+      description = `Any of these values, comma-separated: ${filterUsage(field)}. \`${name}=all\`, like leaving it out, is no filter.`;
+      style = { style: 'form', explode: false };
+    } else if (kind === 'range') {
+      const example = EXAMPLES[rangeScalar(field)]!;
+      description = `A range, each bound given narrowing it (gt, gte, lt, lte): \`${name}[gte]=${example}&${name}[lt]=...\`. \`${name}=${example}\`, without an operator, matches exactly that value. A record without a value matches none.`;
+      style = { style: 'deepObject', explode: true };
+    } else if (kind === 'keys') {
+      description = `${field.description ?? 'Each key given with exactly that value.'} In a query: ${filterUsage(field)}, a parameter per key.`;
+      style = { style: 'deepObject', explode: true };
+    } else if (kind === 'relation') {
+      const related = getNamedType(field.type) as GraphQLInputObjectType;
+      const inner = Object.values(related.getFields());
+      const examples = [inner.find((f) => filterKind(f) === 'set'), inner.find((f) => filterKind(f) === 'range'), inner.find((f) => filterKind(f) === 'search')]
+        .filter((f): f is GraphQLInputField => !!f)
+        .map((f) => filterUsage(f, name));
+      const resource = resourceOf(related.name.replace(/RelatedWhere$/, ''));
+      const scope = resource ? ` Needs the scope \`${resource.scope}\` (403 otherwise).` : '';
+      description = `${field.description ?? ''} Any filter of ${resource ? `\`GET /${resource.path}\`` : 'that list'} inside \`${name}[...]\`, one level deep: ${examples.join(', ')} (a range's operator in a second bracket).${scope}`.trim();
+      style = { style: 'deepObject', explode: true };
+    } else {
+      description = field.description ?? 'Exactly this value.';
+    }
+    return { name, in: 'query', required: false, description, ...style, schema };
+  });
+}
+
+/** `order_by`: the list's sort keys, from its `<Type>OrderBy` (`DUE_DATE_ASC` is `due_date`, `DUE_DATE_DESC` `-due_date`). */
+function orderByParam(orderBy: GraphQLEnumType) {
+  const keys = orderBy.getValues().map((v) => (v.name.endsWith('_DESC') ? `-${v.name.slice(0, -5).toLowerCase()}` : v.name.replace(/_ASC$/, '').toLowerCase()));
+  return {
+    name: 'order_by',
+    in: 'query',
+    required: false,
+    description:
+      'Sort keys, comma-separated, the first deciding most: `order_by=due_date,-total_amount` (`-` sorts descending). Default `-created_at`. Nulls sort last either way, enumerations in their declared order, and `id` breaks ties in the last key\'s direction. Not with `include_deleted` (a sync is in change order); a `cursor` carries the sort and the filters.',
+    style: 'form',
+    explode: false,
+    schema: { type: 'array', items: { type: 'string', enum: keys }, minItems: 1, uniqueItems: true },
+  };
+}
+
+/** `fields` and `expand`: the shape of the record answered (lists and items). */
+function shapeParams(route: Route, fields: string[]) {
+  const references = expandable(route).map(snakeCase);
+  return [
+    {
+      name: 'fields',
+      in: 'query',
+      required: false,
+      description: `Only these fields of each record (and \`id\`, always), comma-separated: \`fields=${fields.filter((f) => f !== 'id').slice(0, 2).join(',')}\`. The record's other properties are then left out.`,
+      style: 'form',
+      explode: false,
+      schema: { type: 'array', items: { type: 'string', enum: fields }, minItems: 1, uniqueItems: true },
+    },
+    ...(references.length > 0
+      ? [
+          {
+            name: 'expand',
+            in: 'query',
+            required: false,
+            description: `References to answer as the whole record beside its id (\`${references[0]}\` beside \`${references[0]}_id\`), comma-separated: \`expand=${references.join(',')}\` (\`expand[]=${references[0]}\`, repeated, also works). One level; each needs its resource's read scope (403 naming it).`,
+            style: 'form',
+            explode: false,
+            schema: { type: 'array', items: { type: 'string', enum: references }, minItems: 1, uniqueItems: true },
+          },
+        ]
+      : []),
+  ];
+}
+
 export function openApiDocument(routes: Route[]) {
   const schemas: Record<string, JsonSchema> = {
     Problem: {
@@ -242,9 +416,19 @@ export function openApiDocument(routes: Route[]) {
     },
   };
   const paths: Record<string, Record<string, unknown>> = {};
+  /** A resource's list path and read scope (what a relation filter or an expand needs), by type. */
+  const resourceOf = (type: string) => {
+    const item = routes.find((r) => r.resource.type === type && r.kind === 'item');
+    return item && { path: item.resource.path, scope: item.scope };
+  };
+  /** What `fields=` may name: the record's properties, references left out. */
+  const fieldsOf = (name: string) => {
+    const { properties, required } = schemas[name] as { properties: Record<string, unknown>; required: string[] };
+    return Object.keys(properties).filter((p) => required.includes(p));
+  };
   for (const route of routes) {
     const name = route.resource.type;
-    schemas[name] ??= recordSchema(route.record, route.resource.embedded);
+    schemas[name] ??= recordSchema(route.record, route.resource.embedded, expandable(route));
     const ref = { $ref: `#/components/schemas/${name}` };
     const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description, ERRORS[code].status)]));
     const one = name.toLowerCase();
@@ -266,6 +450,9 @@ export function openApiDocument(routes: Route[]) {
         parameters: [
           ...(route.kind === 'related' ? [idParam] : []),
           ...route.params.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: paramSchema(p) })),
+          ...(route.orderBy ? [orderByParam(route.orderBy)] : []),
+          ...(route.where ? filterParams(route.where, resourceOf) : []),
+          ...(route.kind === 'list' ? shapeParams(route, fieldsOf(name)) : []),
         ],
         responses: {
           200: {
@@ -289,7 +476,7 @@ export function openApiDocument(routes: Route[]) {
       operation = {
         operationId: `get${name}`,
         summary: `Get one ${one}`,
-        parameters: versioned ? [idParam, IF_NONE_MATCH] : [idParam],
+        parameters: [idParam, ...(versioned ? [IF_NONE_MATCH] : []), ...shapeParams(route, fieldsOf(name))],
         responses: {
           200: record(`The ${one}.`),
           ...(versioned ? { 304: { description: 'Not modified: the record is still at the version `If-None-Match` names.', headers: answerHeaders(304) } } : {}),

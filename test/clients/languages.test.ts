@@ -31,11 +31,11 @@ const LANGUAGES: Language[] = [
     name: 'Python (unittest)',
     dir: 'clients/python',
     command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'],
-    passed: /Ran 23 tests[\s\S]*\nOK/,
+    passed: /Ran 24 tests[\s\S]*\nOK/,
     example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
   },
-  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /22 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
-  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /22 passed, 0 failed/, example: {
+  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /23 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
+  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /23 passed, 0 failed/, example: {
       file: 'readme_example.php',
       command: ['php', 'readme_example.php'],
       // Composer's autoloader stands for the package's PSR-4 map (composer.json): Crm\\X is src/X.php.
@@ -104,6 +104,35 @@ describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
       expect(result.code, result.output).toBe(0);
       expect(result.output).toContain(created.body.id);
       expect(result.output).toMatch(/resume from \S+/);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+
+  it('runs the README list example (its third code block) as written: overdue invoices, oldest due first, with their customers', async () => {
+    const key = api.keys[`${name} README`]!;
+    const client = rest(api, key);
+    const customer = (await client.post('/customers', { name: `Overdue ${name}` })).body.id;
+    const invoice = async (due: string, amount: number, moves: string[]) => {
+      const created = await client.post('/invoices', { customer_id: customer, currency: 'EUR', due_date: due, line_items: [{ description: 'x', quantity: 1, unit_amount: amount }] });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      for (const move of moves) expect((await client.post(`/invoices/${created.body.id}/${move}`)).status).toBe(200);
+      return created.body.number as string;
+    };
+    const later = await invoice('2020-03-01', 100, ['send']);
+    const earlier = await invoice('2020-01-01', 200, ['send']);
+    const draft = await invoice('2020-02-01', 300, []);
+    const notDue = await invoice('2999-01-01', 400, ['send']);
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    const code = [...readme.matchAll(/```\w+\n([\s\S]*?)```/g)][2]![1]!;
+    const file = join(dir, example.file);
+    writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
+    try {
+      const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      expect(result.code, result.output).toBe(0);
+      const lines = result.output.trim().split('\n');
+      expect(lines).toEqual([`${earlier} 2020-01-01 Overdue ${name}`, `${later} 2020-03-01 Overdue ${name}`, 'total overdue: 2']);
+      for (const number of [draft, notDue]) expect(result.output).not.toContain(number);
     } finally {
       rmSync(file, { force: true });
     }

@@ -1,23 +1,36 @@
 // What a client generator makes of the OpenAPI document: openapi-typescript's types, used
 // by a small typed program that reads the headers a client relies on. The program only
 // compiles while the document declares them: the same program against the document with
-// its response headers taken out must fail on every line that reads one.
+// its response headers taken out must fail on every line that reads one. The program also
+// types a sorted, filtered, expanded list call, which is then sent, written the way the
+// document's parameter styles say, to a real server.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/rest/openapi.js';
 import { ROUTES } from '../../src/rest/router.js';
+import { rest, startApi, type Api } from '../helpers/api.js';
 
 const run = promisify(execFile);
+
+/** Overdue invoices of customers matching "acme", the customer beside each: the call the program types and the test sends. */
+const OVERDUE = {
+  order_by: ['due_date', '-total_amount'],
+  status: ['sent'],
+  due_date: { lt: '2026-12-01' },
+  customer: { search: 'acme' },
+  expand: ['customer'],
+  fields: ['number', 'due_date', 'total_amount', 'customer_id'],
+};
 
 // Lines ending in `// reads a header` must stop compiling once the header is undeclared
 // (openapi-typescript then types it `unknown`).
 const PROGRAM = `
-import type { paths } from './api.js';
+import type { components, paths } from './api.js';
 
 type List = paths['/customers']['get'];
 type Item = paths['/customers/{id}']['get'];
@@ -86,6 +99,32 @@ export const body: Create['requestBody']['content']['application/json'] = { name
 // @ts-expect-error a required field cannot be null
 export const nameless: Create['requestBody']['content']['application/json'] = { name: null };
 export const id: Item['parameters']['path']['id'] = '00000000-0000-4000-8000-000000000000';
+
+// A list's sort, filters and shape: typed per resource from the document.
+type InvoiceQuery = NonNullable<paths['/invoices']['get']['parameters']['query']>;
+export const overdue: InvoiceQuery = ${JSON.stringify(OVERDUE)};
+// @ts-expect-error colour is not a sortable field
+export const unsortable: InvoiceQuery = { order_by: ['colour'] };
+// @ts-expect-error between is not an operator of a range
+export const between: InvoiceQuery = { due_date: { between: '2026-12-01' } };
+// @ts-expect-error lost is not an invoice status
+export const lost: InvoiceQuery = { status: ['lost'] };
+// @ts-expect-error an invoice refers to no owner
+export const owner: InvoiceQuery = { expand: ['owner'] };
+// @ts-expect-error colour is not a field of an invoice
+export const colour: InvoiceQuery = { fields: ['colour'] };
+// @ts-expect-error a customer's relation filters take the invoice list's filters
+export const nested: NonNullable<paths['/customers']['get']['parameters']['query']> = { invoices: { status: ['lost'] } };
+export const sentInvoices: NonNullable<paths['/customers']['get']['parameters']['query']> = { invoices: { status: ['sent'], due_date: { lt: '2026-12-01' } } };
+
+// An expanded reference is the whole record, present only when asked for.
+type Invoice = components['schemas']['Invoice'];
+export function customerName(invoice: Invoice): string | undefined {
+  return invoice.customer?.name;
+}
+// @ts-expect-error without expand=customer there is no customer
+export const always = (invoice: Invoice): components['schemas']['Customer'] => invoice.customer;
+export const itemShape: NonNullable<paths['/invoices/{id}']['get']['parameters']['query']> = { expand: ['customer', 'job'], fields: ['number'] };
 `;
 
 /** Every response header the document declares, anywhere. */
@@ -104,7 +143,65 @@ function withoutHeaders(document: any) {
   return copy;
 }
 
+/**
+ * A query as a generated client writes it from the operation's parameter declarations:
+ * `form` with explode false comma-separated, `deepObject` in brackets (a relation's range one
+ * bracket deeper), anything else `name=value`. A name the operation does not declare throws.
+ */
+function querySerializer(parameters: Array<{ name: string; in: string; style?: string; explode?: boolean }>) {
+  return (query: Record<string, unknown>) =>
+    Object.entries(query)
+      .flatMap(([name, value]) => {
+        const declared = parameters.find((p) => p.in === 'query' && p.name === name);
+        if (!declared) throw new Error(`${name} is not a declared parameter`);
+        const pairs: string[] = [];
+        const add = (key: string, v: unknown) => {
+          if (Array.isArray(v)) pairs.push(`${key}=${v.map((item) => encodeURIComponent(String(item))).join(',')}`);
+          else if (v && typeof v === 'object') for (const [inner, w] of Object.entries(v)) add(`${key}[${inner}]`, w);
+          else pairs.push(`${key}=${encodeURIComponent(String(v))}`);
+        };
+        if (declared.style === 'deepObject' || (declared.style === 'form' && declared.explode === false)) add(name, value);
+        else pairs.push(`${name}=${encodeURIComponent(String(value))}`);
+        return pairs;
+      })
+      .join('&');
+}
+
 describe('a client generated from the OpenAPI document', () => {
+  let api: Api;
+  beforeAll(async () => {
+    api = await startApi('pglite', { acme: { org: 'Acme' } });
+  });
+  afterAll(() => api?.stop());
+
+  it('sends the typed sorted, filtered, expanded call as the document declares it, and the server answers it', async () => {
+    const client = rest(api, api.keys.acme!);
+    const customer = async (name: string) => (await client.post('/customers', { name })).body.id as string;
+    const [acme, other] = [await customer('Acme Ltd'), await customer('Other Co')];
+    const invoice = async (customerId: string, due: string, total: number, moves: string[]) => {
+      const created = await client.post('/invoices', { customer_id: customerId, currency: 'EUR', due_date: due, line_items: [{ description: 'x', quantity: 1, unit_amount: total }] });
+      for (const move of moves) expect((await client.post(`/invoices/${created.body.id}/${move}`)).status).toBe(200);
+      return created.body.id as string;
+    };
+    const later = await invoice(acme, '2026-11-01', 500, ['send']);
+    const first = await invoice(acme, '2026-10-01', 100, ['send']);
+    const dearer = await invoice(acme, '2026-11-01', 900, ['send']);
+    await invoice(acme, '2026-11-15', 700, []); // a draft
+    await invoice(acme, '2026-12-15', 700, ['send']); // not yet due
+    await invoice(other, '2026-10-01', 100, ['send']); // another customer's
+    const serialize = querySerializer((openApiDocument(ROUTES).paths['/invoices']!.get as { parameters: never }).parameters);
+    const query = serialize(OVERDUE);
+    expect(query).toBe('order_by=due_date,-total_amount&status=sent&due_date[lt]=2026-12-01&customer[search]=acme&expand=customer&fields=number,due_date,total_amount,customer_id');
+    const page = await client.get(`/invoices?${query}`);
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+    expect(page.body.data.map((i: { id: string }) => i.id)).toEqual([first, dearer, later]);
+    for (const row of page.body.data) {
+      expect(Object.keys(row).sort()).toEqual(['customer', 'customer_id', 'due_date', 'id', 'number', 'total_amount']);
+      expect(row.customer).toMatchObject({ id: acme, name: 'Acme Ltd' });
+    }
+    expect(() => serialize({ colour: 'red' })).toThrow('colour is not a declared parameter');
+  });
+
   it('types the response headers, nullable optional inputs and path ids a client uses', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'generated-client-'));
     mkdirSync(join(dir, 'ablated'));

@@ -5,14 +5,47 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
+import { getNamedType, getNullableType, isInputObjectType, isObjectType, type GraphQLEnumType, type GraphQLInputField } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
 import { fingerprint } from '../../src/http/idempotency.js';
+import { snakeCase } from '../../src/rest/names.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { registeredResources } from '../../src/schema/registry.js';
 import { call, gql, rest, startApi, type Api, type JsonResponse } from '../helpers/api.js';
 
 const run = promisify(execFile);
+
+/**
+ * A query parameter's value as its declaration says to write it: arrays comma-separated
+ * (form, not exploded), objects as deepObject (`due_date[lt]=`), nested one more level for a
+ * relation's range (`invoices[due_date][lt]=`).
+ */
+function serialize(p: { name: string }, value: unknown): string {
+  const pairs: string[] = [];
+  const add = (name: string, v: unknown) => {
+    if (Array.isArray(v)) pairs.push(`${name}=${v.map((item) => encodeURIComponent(String(item))).join(',')}`);
+    else if (v && typeof v === 'object') for (const [key, inner] of Object.entries(v)) add(`${name}[${key}]`, inner);
+    else pairs.push(`${name}=${encodeURIComponent(String(v))}`);
+  };
+  add(p.name, value);
+  return pairs.join('&');
+}
+
+/** Values a parameter's schema allows, to send: every property of an object on its own. */
+function sampleValues(schema: any): unknown[] {
+  if (schema.type === 'object' && !schema.properties) return [{ key: sampleValues(schema.additionalProperties)[0] }];
+  if (schema.type === 'object') return Object.entries<any>(schema.properties).flatMap(([key, inner]) => sampleValues(inner).map((v) => ({ [key]: v })));
+  // Two different items (for order_by: two different fields).
+  if (schema.type === 'array') return [[...new Set([schema.items.enum[0], schema.items.enum.at(-1)])]];
+  if (schema.enum) return [schema.enum[0]];
+  if (schema.format === 'date') return ['2026-12-01'];
+  if (schema.format === 'date-time') return ['2026-12-01T00:00:00Z'];
+  if (schema.format === 'uuid') return ['00000000-0000-4000-8000-000000000000'];
+  if (schema.type === 'integer') return [schema.minimum ?? 100];
+  if (schema.type === 'boolean') return [false];
+  return ['acme'];
+}
 
 describe('OpenAPI document', () => {
   let api: Api;
@@ -113,20 +146,113 @@ describe('OpenAPI document', () => {
     for (const { path } of registeredResources()) {
       expect(operations).toEqual(expect.arrayContaining([`GET /${path}`, `POST /${path}`, `GET /${path}/{id}`, `DELETE /${path}/{id}`, `POST /${path}/{id}/restore`]));
     }
-    const params = (path: string) => document.paths[path].get.parameters.map((p: { name: string }) => p.name).sort();
-    const sync = ['cursor', 'include_deleted', 'limit', 'page', 'updated_since'];
-    expect(params('/customers')).toEqual([...sync, 'search'].sort());
-    expect(params('/emails')).toEqual([...sync, 'customer_id', 'type'].sort());
-    expect(params('/invoices')).toEqual([...sync, 'customer_id', 'status'].sort());
     const change = (path: string, method: string) => document.paths[path][method].parameters.map((p: { name: string }) => p.name).sort();
     expect(change('/invoices/{id}', 'patch')).toEqual(['Idempotency-Key', 'If-Match', 'id']);
     expect(change('/invoices/{id}/send', 'post')).toEqual(['Idempotency-Key', 'If-Match', 'id']);
-    expect(change('/invoices/{id}', 'get')).toEqual(['If-None-Match', 'id']);
+    expect(change('/invoices/{id}', 'get')).toEqual(['If-None-Match', 'expand', 'fields', 'id']);
+    expect(change('/customers/{id}', 'get')).toEqual(['If-None-Match', 'fields', 'id']);
     expect(Object.keys(document.paths['/invoices/{id}'].patch.requestBody.content)).toEqual(['application/merge-patch+json', 'application/json']);
     expect(Object.keys(document.paths['/invoices/{id}'].patch.responses)).toEqual(expect.arrayContaining(['200', '404', '409', '412']));
     expect(Object.keys(document.paths['/invoices/{id}'].get.responses)).toEqual(expect.arrayContaining(['200', '304', '404']));
     expect(Object.keys(document.paths['/invoices/{id}'].delete.responses)).toEqual(expect.arrayContaining(['204', '409', '412']));
-    expect(document.paths['/invoices'].get.parameters.find((p: { name: string }) => p.name === 'status').schema.enum).toEqual(['all', 'draft', 'sent', 'paid']);
+  });
+
+  /** The query parameter `name` of an operation, as the document declares it. */
+  const param = (path: string, name: string, method = 'get') => document.paths[path][method].parameters.find((p: { name: string; in: string }) => p.name === name && p.in === 'query');
+
+  it('declares every filter and sort of every list, read from its GraphQL where and orderBy types', () => {
+    const lists = ROUTES.filter((route) => route.kind === 'list' && route.where);
+    // Every resource's list sorts and filters (the events and webhook endpoints lists page only).
+    expect(lists.map((route) => route.resource.path).sort()).toEqual(registeredResources().map((r) => r.path).sort());
+    const scalar: Record<string, object> = { Date: { type: 'string', format: 'date' }, DateTime: { type: 'string', format: 'date-time' }, Int: { type: 'integer' }, ID: { type: 'string', format: 'uuid' }, String: { type: 'string' } };
+    /** What one `<Type>Where` field must be declared as: its schema's shape, by the field's GraphQL type. */
+    const expectFilter = (where: string, field: GraphQLInputField, schema: any) => {
+      const type = getNamedType(field.type);
+      if (field.name === 'search') return expect(schema, where).toMatchObject({ type: 'string', maxLength: 200 });
+      // JSON (metadata): keys, each with exactly a string value.
+      if (type.name === 'JSON') return expect(schema, where).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
+      if (!isInputObjectType(type)) {
+        expect(scalar[type.name], `${where}: ${type.name}`).toBeDefined();
+        return expect(schema, where).toMatchObject(scalar[type.name]!);
+      }
+      const inner = type.getFields();
+      if (inner.in) {
+        // A set: every value of the enumeration, as GraphQL declares them.
+        const values = (getNamedType(inner.in.type) as GraphQLEnumType).getValues().map((v) => v.name);
+        return expect(schema, where).toMatchObject({ type: 'array', items: { type: 'string', enum: values } });
+      }
+      // A range (gt gte lt lte) or a relation (every filter of the related list): an object of them.
+      expect(schema.type, where).toBe('object');
+      expect(Object.keys(schema.properties).sort(), where).toEqual(Object.keys(inner).map(snakeCase).sort());
+      for (const f of Object.values(inner)) {
+        if (inner.gt) expect(schema.properties[f.name], `${where}[${f.name}]`).toMatchObject(scalar[getNamedType(f.type).name]!);
+        else expectFilter(`${where}[${snakeCase(f.name)}]`, f, schema.properties[snakeCase(f.name)]);
+      }
+    };
+    for (const route of lists) {
+      const path = route.path;
+      // order_by: field for each _ASC value, -field for each _DESC one, and nothing else.
+      const keys = route.orderBy!.getValues().map((v) => v.name);
+      const orderBy = param(path, 'order_by');
+      expect(orderBy, path).toMatchObject({ style: 'form', explode: false, schema: { type: 'array' } });
+      expect(orderBy.schema.items.enum.map((key: string) => `${key.replace(/^-/, '').toUpperCase()}_${key.startsWith('-') ? 'DESC' : 'ASC'}`).sort(), path).toEqual([...keys].sort());
+      for (const field of Object.values(route.where!.getFields())) {
+        const name = snakeCase(field.name);
+        const declared = param(path, name);
+        expect(declared, `${path} ${name}`).toBeDefined();
+        const type = getNamedType(field.type);
+        const style = isInputObjectType(type) ? (type.getFields().in ? { style: 'form', explode: false } : { style: 'deepObject', explode: true }) : type.name === 'JSON' ? { style: 'deepObject', explode: true } : {};
+        expect({ style: declared.style, explode: declared.explode }, `${path} ${name}`).toEqual({ style: undefined, explode: undefined, ...style });
+        expectFilter(`${path} ${name}`, field, declared.schema);
+      }
+    }
+    // fields (lists and items: the record's own fields) and expand (its references).
+    for (const route of ROUTES.filter((r) => r.kind === 'list' || r.kind === 'item')) {
+      const where = `${route.method} ${route.path}`;
+      const record = document.components.schemas[route.resource.type];
+      expect(param(route.path, 'fields').schema.items.enum, where).toEqual(record.required);
+      const references = Object.values(route.record.getFields())
+        .filter((field) => isObjectType(getNullableType(field.type)))
+        .map((field) => snakeCase(field.name));
+      expect(param(route.path, 'expand')?.schema.items.enum ?? [], where).toEqual(references);
+      for (const reference of references) expect(record.properties[reference], where).toBeDefined();
+    }
+  });
+
+  it('declares exactly the parameters the server reads, in the form it reads them', async () => {
+    const key = api.keys.acme!;
+    const client = rest(api, key);
+    const customer = (await client.post('/customers', { name: 'Filtered', email: 'filtered@x.example' })).body;
+    const job = (await client.post('/jobs', { customer_id: customer.id, title: 'Filtered' })).body;
+    await client.post('/invoices', { customer_id: customer.id, job_id: job.id, currency: 'USD', line_items: [{ description: 'x', quantity: 1, unit_amount: 5 }] });
+    await gql(api, key, 'mutation($i: CreateEstimateInput!) { createEstimate(input: $i) { id } }', { i: { customerId: customer.id, currency: 'USD', lineItems: [{ description: 'x', quantity: 1, unitAmount: 1 }] } });
+    await gql(api, key, 'mutation($i: CreateProposalInput!) { createProposal(input: $i) { id } }', { i: { customerId: customer.id, title: 'P', totalAmount: 1, currency: 'USD' } });
+    await gql(api, key, 'mutation($i: CreateEmailInput!) { createEmail(input: $i) { id } }', { i: { customerId: customer.id, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'S' } });
+    await client.post('/webhook_endpoints', { url: 'http://127.0.0.1:9/unused', event_types: ['invoice.paid'] });
+    let checked = 0;
+    for (const path of Object.keys(document.paths).filter((p) => document.paths[p].get)) {
+      const declared: any[] = document.paths[path].get.parameters.filter((p: { in: string }) => p.in === 'query');
+      const at = path.includes('{id}') ? path.replace('{id}', (await client.get(path.split('/{id}')[0]!)).body.data[0].id) : path;
+      // The server names the parameters it knows when refusing one it does not.
+      const refused = await client.get(`${at}?nope=1`);
+      expect(refused.status, path).toBe(400);
+      const known = /known: ([^)]*)\)/.exec(refused.body.errors[0].message)![1]!.split(', ');
+      // `expand` is declared where the record refers to another (elsewhere any value is a 400).
+      expect(declared.map((p) => p.name).sort(), path).toEqual(known.filter((name) => name !== 'expand' || param(path, 'expand')).sort());
+      if (known.includes('expand') && !param(path, 'expand')) expect((await client.get(`${at}?expand=customer`)).status, path).toBe(400);
+      // Each sort, filter and shape, written as declared (every property of a range or a
+      // relation on its own), is accepted.
+      const paging = ROUTES.find((r) => r.method === 'GET' && r.path === path)!.params.map((p) => p.name);
+      for (const p of declared.filter((p) => !paging.includes(p.name))) {
+        for (const value of sampleValues(p.schema)) {
+          const query = serialize(p, value);
+          const response = await client.get(`${at}?${query}`);
+          expect(response.status, `${path}?${query}: ${JSON.stringify(response.body)}`).toBe(200);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(300);
   });
 
   it('real responses of every route match their documented schemas and headers', async () => {
@@ -145,6 +271,12 @@ describe('OpenAPI document', () => {
     conforms('/jobs', 'post', job, 201);
     conforms('/invoices', 'post', invoice, 201);
     expect(customer.headers.get('location')).toBe(`/v1/customers/${customer.body.id}`);
+    // Sorted, filtered, with its references expanded: still the documented page and record.
+    const expanded = await client.get('/invoices?order_by=due_date,-total_amount&status=draft,sent&due_date[lt]=2027-06-01&customer[search]=ada&expand=customer,job');
+    conforms('/invoices', 'get', expanded, 200);
+    expect(expanded.body.data.map((i: { id: string }) => i.id)).toEqual([invoice.body.id]);
+    expect(expanded.body.data[0]).toMatchObject({ customer: { id: customer.body.id }, job: { id: job.body.id } });
+    conforms('/invoices/{id}', 'get', await client.get(`/invoices/${invoice.body.id}?expand[]=customer&expand[]=job`), 200);
     for (const path of Object.keys(document.paths)) {
       if (path.includes('{id}/')) continue; // transitions and restore: the next test
       if (path.endsWith('{id}')) {

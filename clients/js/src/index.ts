@@ -101,26 +101,122 @@ export interface SyncOptions {
 /** Null clears an optional field; absent fields are left as they are (JSON merge patch). */
 export type Patch<T> = { [K in keyof T]?: T[K] | null };
 
-interface Resource<T, Input> {
-  list(params?: Query): Promise<Page<T>>;
-  get(id: string): Promise<T>;
+/** A range filter, each bound given narrowing it (`{ gte: 10000, lt: 50000 }`), or one exact value. */
+export type Range<T> = T | { gt?: T; gte?: T; lt?: T; lte?: T };
+/** A set filter: one value, or any of several (`['sent', 'paid']`). */
+export type AnyOf<T extends string> = T | readonly T[];
+/** A point in time: ISO 8601 text or a Date. */
+export type Timestamp = string | Date;
+/** A calendar date, `YYYY-MM-DD`. */
+export type CalendarDate = string;
+/** A sort key: a field, ascending, or `-field`, descending. */
+export type SortKey<F extends string> = F | `-${F}`;
+
+export type JobStatus = 'scheduled' | 'in_progress' | 'completed' | 'cancelled';
+export type InvoiceStatus = 'draft' | 'sent' | 'paid';
+/** An estimate's or a proposal's status. */
+export type QuoteStatus = 'draft' | 'sent' | 'accepted' | 'declined';
+
+type Stamped = { search?: string; created_at?: Range<Timestamp>; updated_at?: Range<Timestamp> };
+/** A list's own filters (`search` reads each list's own fields: a customer's name and e-mail, an invoice's number, ...). */
+export type CustomerFilters = Stamped & { email?: string; phone?: string };
+export type JobFilters = Stamped & { status?: AnyOf<JobStatus>; scheduled_at?: Range<Timestamp>; completed_at?: Range<Timestamp>; customer_id?: string };
+export type EmailFilters = Stamped & { type?: AnyOf<'incoming' | 'outgoing'>; sent_at?: Range<Timestamp>; customer_id?: string };
+export type InvoiceFilters = Stamped & {
+  status?: AnyOf<InvoiceStatus>;
+  total_amount?: Range<number>;
+  issued_at?: Range<Timestamp>;
+  due_date?: Range<CalendarDate>;
+  paid_at?: Range<Timestamp>;
+  customer_id?: string;
+  job_id?: string;
+};
+export type EstimateFilters = Omit<InvoiceFilters, 'status' | 'due_date' | 'paid_at'> & { status?: AnyOf<QuoteStatus>; valid_until?: Range<CalendarDate> };
+export type ProposalFilters = Stamped & { status?: AnyOf<QuoteStatus>; total_amount?: Range<number>; customer_id?: string };
+
+/**
+ * What a resource's list answers to: its filters (with those of related lists, one level
+ * deep: a customer's `invoices`, an invoice's `customer`), its sortable fields, and the
+ * references `expand` answers as records.
+ */
+export interface ListSpec<W = object, S extends string = string, R = object> {
+  where: W;
+  sort: S;
+  references: R;
+}
+export type CustomerList = ListSpec<
+  CustomerFilters & { jobs?: JobFilters; emails?: EmailFilters; invoices?: InvoiceFilters; estimates?: EstimateFilters; proposals?: ProposalFilters },
+  'name' | 'email' | 'created_at' | 'updated_at',
+  object
+>;
+export type JobList = ListSpec<JobFilters & { customer?: CustomerFilters }, 'title' | 'status' | 'scheduled_at' | 'completed_at' | 'created_at' | 'updated_at', { customer: Customer }>;
+export type EmailList = ListSpec<EmailFilters & { customer?: CustomerFilters }, 'sent_at' | 'created_at' | 'updated_at', { customer: Customer }>;
+export type InvoiceList = ListSpec<
+  InvoiceFilters & { customer?: CustomerFilters; job?: JobFilters },
+  'number' | 'status' | 'total_amount' | 'issued_at' | 'due_date' | 'paid_at' | 'created_at' | 'updated_at',
+  { customer: Customer; job: Job }
+>;
+export type EstimateList = ListSpec<
+  EstimateFilters & { customer?: CustomerFilters; job?: JobFilters },
+  'number' | 'status' | 'total_amount' | 'issued_at' | 'valid_until' | 'created_at' | 'updated_at',
+  { customer: Customer; job: Job }
+>;
+export type ProposalList = ListSpec<ProposalFilters & { customer?: CustomerFilters }, 'title' | 'status' | 'total_amount' | 'created_at' | 'updated_at', { customer: Customer }>;
+
+type FieldOf<T> = Extract<keyof T, string>;
+
+/** The shape of the record answered: only `fields` (and `id`) when given; each expanded reference beside its id. */
+export interface ShapeOptions<T, L extends ListSpec, F extends FieldOf<T>, E extends FieldOf<L['references']>> {
+  /** Only these fields of each record (and `id`, always). */
+  fields?: readonly F[];
+  /** References to answer as whole records beside their ids (`customer` beside `customer_id`); each needs its resource's read scope. */
+  expand?: readonly E[];
+}
+
+/** The record as `fields` and `expand` shape it. */
+export type Shaped<T, L extends ListSpec, F extends FieldOf<T>, E extends FieldOf<L['references']>> = Pick<T, F | Extract<'id', keyof T>> & {
+  [K in E]: K extends keyof L['references'] ? L['references'][K] | null : never;
+};
+
+/**
+ * A list call: paging, `orderBy` (`['due_date', '-total_amount']`), filters in `where`
+ * (ranges `{ lt: '2026-12-01' }`, sets `['sent', 'paid']`, a related list's filters
+ * `{ customer: { search: 'acme' } }`), and the records' shape. Filters may also sit beside the
+ * paging options (`{ status: 'paid', limit: 10 }`).
+ */
+export type ListOptions<T, L extends ListSpec, F extends FieldOf<T>, E extends FieldOf<L['references']>> = ShapeOptions<T, L, F, E> &
+  L['where'] & {
+    where?: L['where'];
+    orderBy?: SortKey<L['sort']> | readonly SortKey<L['sort']>[];
+    page?: number;
+    /** Page size, 1 to 100. */
+    limit?: number;
+    /** A page's `next_cursor`: it carries the list's sort and filters. */
+    cursor?: string;
+  };
+
+interface Resource<T, Input, L extends ListSpec = ListSpec> {
+  list<F extends FieldOf<T> = FieldOf<T>, E extends FieldOf<L['references']> = never>(params?: ListOptions<T, L, F, E>): Promise<Page<Shaped<T, L, F, E>>>;
+  get<F extends FieldOf<T> = FieldOf<T>, E extends FieldOf<L['references']> = never>(id: string, options?: ShapeOptions<T, L, F, E>): Promise<Shaped<T, L, F, E>>;
   /** Every record over all pages, fetched page by page. */
-  iterate(params?: Query): AsyncGenerator<T>;
+  iterate<F extends FieldOf<T> = FieldOf<T>, E extends FieldOf<L['references']> = never>(params?: ListOptions<T, L, F, E>): AsyncGenerator<Shaped<T, L, F, E>>;
   create(input: Input, options?: { idempotencyKey?: string }): Promise<T>;
   /** Soft delete: the record reads as 404 until restored. */
   delete(id: string, options?: WriteOptions): Promise<void>;
   restore(id: string, options?: WriteOptions): Promise<T>;
   /** Every change (records and tombstones), oldest first, from `cursor`; see Sync. */
   sync(options?: SyncOptions): Sync<T>;
+  /** One record's history: its events, newest first (`limit`, `page`, `cursor`). */
+  events(id: string, params?: { limit?: number; page?: number; cursor?: string }): Promise<Page<CrmEvent<T>>>;
 }
 
-interface EditableResource<T extends { version: number }, Input> extends Resource<T, Input> {
+interface EditableResource<T extends { version: number }, Input, L extends ListSpec = ListSpec> extends Resource<T, Input, L> {
   update(id: string, patch: Patch<Input>, options?: WriteOptions): Promise<T>;
   /** Updates `record` only if it is still at `record.version`; otherwise throws PreconditionFailed carrying the current record. */
   updateIfUnchanged(record: { id: string; version: number }, patch: Patch<Input>, options?: Omit<WriteOptions, 'ifMatch'>): Promise<T>;
 }
 
-interface MovableResource<T extends { version: number }, Input, Move extends string> extends EditableResource<T, Input> {
+interface MovableResource<T extends { version: number }, Input, Move extends string, L extends ListSpec = ListSpec> extends EditableResource<T, Input, L> {
   /** POST /{resource}/{id}/{move}: a change of status, such as an invoice's `send`. */
   transition(id: string, move: Move, options?: WriteOptions): Promise<T>;
 }
@@ -152,7 +248,7 @@ export class Sync<T, Item = T | Tombstone> implements AsyncIterable<Item> {
 export type Versioned = { version: number; deleted_at: string | null };
 export type Customer = Versioned & { id: string; name: string; email: string | null; phone: string | null; created_at: string; updated_at: string };
 export type Job = Versioned & { id: string; customer_id: string; title: string; description: string | null; status: string; scheduled_at: string | null; completed_at: string | null; created_at: string; updated_at: string };
-export type Email = Versioned & { id: string; customer_id: string; type: string; from: string; to: string; subject: string; body: string; sent_at: string; created_at: string };
+export type Email = Versioned & { id: string; customer_id: string; type: string; from: string; to: string; subject: string; body: string; sent_at: string; created_at: string; updated_at: string };
 export type LineItem = { description: string; quantity: number; unit_amount: number; amount: number };
 export type Invoice = Versioned & { id: string; number: string; customer_id: string; job_id: string | null; status: string; currency: string; line_items: LineItem[]; total_amount: number; issued_at: string | null; due_date: string | null; paid_at: string | null; created_at: string; updated_at: string };
 export type Estimate = Omit<Invoice, 'due_date' | 'paid_at'> & { valid_until: string | null };
@@ -232,6 +328,27 @@ export type InvoiceInput = { customer_id: string; job_id?: string; currency: str
 export type EstimateInput = { customer_id: string; job_id?: string; currency: string; valid_until?: string; line_items: LineItemInput[] };
 export type ProposalInput = { customer_id: string; title: string; currency: string; total_amount: number };
 
+/**
+ * A list call's options in REST's words: filters (beside the paging options or in `where`)
+ * as `status=sent,paid`, `due_date[lt]=...`, `customer[search]=...`,
+ * `invoices[due_date][lt]=...`; `orderBy` as `order_by=due_date,-total_amount`; `fields` and
+ * `expand` comma-separated. Dates are sent in ISO 8601.
+ */
+function listQuery(options: object): Query {
+  const { where, orderBy, ...rest } = options as { where?: object; orderBy?: unknown };
+  const query: Query = {};
+  const text = (value: unknown) => (value instanceof Date ? value.toISOString() : String(value));
+  const put = (name: string, value: unknown) => {
+    if (value === undefined || value === null) return;
+    if (Array.isArray(value)) query[name] = value.map(text).join(',');
+    else if (typeof value === 'object' && !(value instanceof Date)) for (const [key, inner] of Object.entries(value)) put(`${name}[${key}]`, inner);
+    else query[name] = text(value);
+  };
+  for (const [name, value] of Object.entries({ ...rest, ...where })) put(name, value);
+  put('order_by', orderBy);
+  return query;
+}
+
 /** `If-Match` of a version: `"7"` (an entity tag given whole, such as `"7"` or `*`, is sent as is). */
 function entityTag(version: number | string): string {
   return typeof version === 'string' && (version.startsWith('"') || version.startsWith('W/') || version === '*') ? version : `"${version}"`;
@@ -241,13 +358,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 
 export class CrmClient {
-  readonly customers: EditableResource<Customer, CustomerInput>;
-  readonly jobs: MovableResource<Job, JobInput, 'start' | 'complete' | 'cancel'>;
+  readonly customers: EditableResource<Customer, CustomerInput, CustomerList>;
+  readonly jobs: MovableResource<Job, JobInput, 'start' | 'complete' | 'cancel', JobList>;
   /** E-mails cannot be edited: no `update`. */
-  readonly emails: Resource<Email, EmailInput>;
-  readonly invoices: MovableResource<Invoice, InvoiceInput, 'send' | 'pay'>;
-  readonly estimates: MovableResource<Estimate, EstimateInput, 'send' | 'accept' | 'decline'>;
-  readonly proposals: MovableResource<Proposal, ProposalInput, 'send' | 'accept' | 'decline'>;
+  readonly emails: Resource<Email, EmailInput, EmailList>;
+  readonly invoices: MovableResource<Invoice, InvoiceInput, 'send' | 'pay', InvoiceList>;
+  readonly estimates: MovableResource<Estimate, EstimateInput, 'send' | 'accept' | 'decline', EstimateList>;
+  readonly proposals: MovableResource<Proposal, ProposalInput, 'send' | 'accept' | 'decline', ProposalList>;
   /** The event log: every committed change. */
   readonly events: Events;
   /** Where events are sent, signed (see verifyWebhook). */
@@ -319,18 +436,19 @@ export class CrmClient {
     };
   }
 
-  private resource<T, Input>(path: string): Resource<T, Input> {
+  private resource<T, Input, L extends ListSpec>(path: string): Resource<T, Input, L> {
     const item = (id: string) => `/${path}/${encodeURIComponent(id)}`;
     return {
-      list: (params = {}) => this.request<Page<T>>('GET', `/${path}`, { query: params }),
-      get: (id) => this.request<T>('GET', item(id)),
-      iterate: (params = {}) => this.iterate<T>(path, params),
+      list: (params = {}) => this.request('GET', `/${path}`, { query: listQuery(params) }),
+      get: (id, options = {}) => this.request('GET', item(id), { query: listQuery({ fields: options.fields, expand: options.expand }) }),
+      iterate: (params = {}) => this.iterate(path, listQuery(params)),
       // A generated key makes the client's own retries safe: a retried create never duplicates.
       create: (input, options = {}) => this.request<T>('POST', `/${path}`, { body: input, idempotencyKey: options.idempotencyKey ?? crypto.randomUUID() }),
       delete: async (id, options = {}) => {
         await this.request<void>('DELETE', item(id), this.writeOptions(options));
       },
       restore: (id, options = {}) => this.request<T>('POST', `${item(id)}/restore`, this.writeOptions(options)),
+      events: (id, params = {}) => this.request<Page<CrmEvent<T>>>('GET', `${item(id)}/events`, { query: params }),
       sync: ({ cursor = null, updatedSince, limit = 100 } = {}) =>
         new Sync<T>(
           (from) =>
@@ -345,12 +463,12 @@ export class CrmClient {
     };
   }
 
-  private editable<T extends { version: number }, Input, Move extends string>(path: string, moves: Move[]): MovableResource<T, Input, Move> {
+  private editable<T extends { version: number }, Input, Move extends string, L extends ListSpec>(path: string, moves: Move[]): MovableResource<T, Input, Move, L> {
     const item = (id: string) => `/${path}/${encodeURIComponent(id)}`;
     const update = (id: string, patch: Patch<Input>, options: WriteOptions = {}) =>
       this.request<T>('PATCH', item(id), { ...this.writeOptions(options), body: patch, contentType: 'application/merge-patch+json' });
     return {
-      ...this.resource<T, Input>(path),
+      ...this.resource<T, Input, L>(path),
       update,
       updateIfUnchanged: (record, patch, options = {}) => update(record.id, patch, { ...options, ifMatch: record.version }),
       transition: (id, move, options = {}) => {

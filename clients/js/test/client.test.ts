@@ -46,7 +46,7 @@ describe('JavaScript client against the real server', () => {
     const page = await crm.customers.list({ search: 'ada', limit: 5 });
     expect(page.pagination).toMatchObject({ page: 1, limit: 5, total: 1 });
     expect((await crm.invoices.list({ status: 'draft' })).data.map((i) => i.number)).toEqual([invoice.number]);
-    for (const resource of [crm.emails, crm.estimates, crm.proposals]) expect((await resource.list()).pagination.total).toBe(0);
+    for (const list of [() => crm.emails.list(), () => crm.estimates.list(), () => crm.proposals.list()]) expect((await list()).pagination.total).toBe(0);
   });
 
   it('waits and retries a 409 carrying Retry-After (an Idempotency-Key still in flight)', async () => {
@@ -227,6 +227,73 @@ describe('JavaScript client against the real server', () => {
     const since: unknown[] = [];
     for await (const record of crm.customers.sync({ updatedSince: new Date(Date.now() + 60_000) })) since.push(record);
     expect(since).toEqual([]);
+  });
+
+  it('sorts, filters (ranges, sets, related records), expands and shapes lists and items, in REST\'s words', async () => {
+    const acme = await crm.customers.create({ name: 'JS Sorted Acme', email: 'sorted@acme.example' });
+    const other = await crm.customers.create({ name: 'JS Sorted Other' });
+    const job = await crm.jobs.create({ customer_id: acme.id, title: 'JS sorted job', scheduled_at: '2026-12-01T09:00:00Z' });
+    const invoice = async (customer: string, due: string, amount: number, moves: Array<'send' | 'pay'>) => {
+      const created = await crm.invoices.create({ customer_id: customer, job_id: customer === acme.id ? job.id : undefined, currency: 'EUR', due_date: due, line_items: [{ description: 'x', quantity: 1, unit_amount: amount }] });
+      for (const move of moves) await crm.invoices.transition(created.id, move);
+      return created.id;
+    };
+    const later = await invoice(acme.id, '2026-11-01', 500, ['send']);
+    const first = await invoice(acme.id, '2026-10-01', 100, ['send']);
+    const dearer = await invoice(acme.id, '2026-11-01', 900, ['send']);
+    const paid = await invoice(acme.id, '2026-10-15', 300, ['send', 'pay']);
+    await invoice(acme.id, '2026-12-15', 700, ['send']); // not yet due
+    await invoice(other.id, '2026-10-01', 100, ['send']); // another customer's
+
+    const overdue = await crm.invoices.list({
+      orderBy: ['due_date', '-total_amount'],
+      where: { status: ['sent'], due_date: { lt: '2026-12-01' }, customer: { search: 'js sorted acme' } },
+      expand: ['customer', 'job'],
+      fields: ['number', 'due_date', 'total_amount'],
+    });
+    expect(overdue.data.map((i) => i.id)).toEqual([first, dearer, later]);
+    expect(overdue.pagination.total).toBe(3);
+    const [row] = overdue.data;
+    expect(Object.keys(row!).sort()).toEqual(['customer', 'due_date', 'id', 'job', 'number', 'total_amount']);
+    // Typed as asked: the expanded customer's fields, and no field left out.
+    expect(row!.customer?.email).toBe('sorted@acme.example');
+    expect(row!.job?.title).toBe('JS sorted job');
+    // @ts-expect-error status was not asked for
+    expect(row!.status).toBeUndefined();
+
+    // One value for a set, a bare value for an exact match, Dates for timestamps, filters beside the paging options.
+    expect((await crm.invoices.list({ status: 'paid', total_amount: 300, customer_id: acme.id })).data.map((i) => i.id)).toEqual([paid]);
+    expect((await crm.jobs.list({ where: { scheduled_at: { gte: new Date('2026-12-01T00:00:00Z'), lt: new Date('2026-12-02T00:00:00Z') }, customer_id: acme.id } })).data.map((j) => j.id)).toEqual([job.id]);
+    // A relation's range, one level deep: customers with a sent invoice due before November.
+    const withOverdue = await crm.customers.list({ where: { invoices: { status: 'sent', due_date: { lt: '2026-11-01' } }, search: 'js sorted' }, orderBy: '-name' });
+    expect(withOverdue.data.map((c) => c.id)).toEqual([other.id, acme.id]);
+    const names: string[] = [];
+    for await (const c of crm.customers.iterate({ where: { search: 'js sorted' }, orderBy: 'name', fields: ['name'], limit: 1 })) names.push(c.name);
+    expect(names).toEqual(['JS Sorted Acme', 'JS Sorted Other']);
+
+    // An item's shape: expand and fields on get.
+    const one = await crm.invoices.get(first, { expand: ['customer'], fields: ['number'] });
+    expect(Object.keys(one).sort()).toEqual(['customer', 'id', 'number']);
+    expect(one.customer?.id).toBe(acme.id);
+
+    // What the server refuses, each named as sent.
+    const refused = await crm.invoices.list({ where: { due_date: { lt: 'soon' } } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BadRequest);
+    expect((refused as BadRequest).errors.map((e) => e.param)).toEqual(['due_date[lt]']);
+    // Types refuse what the server would: an unknown sort, status, operator, field or reference.
+    const wrong = [
+      // @ts-expect-error colour is not a sortable field
+      () => crm.invoices.list({ orderBy: 'colour' }),
+      // @ts-expect-error lost is not an invoice status
+      () => crm.invoices.list({ where: { status: 'lost' } }),
+      // @ts-expect-error between is not an operator
+      () => crm.invoices.list({ where: { due_date: { between: '2026-12-01' } } }),
+      // @ts-expect-error a customer refers to no other record
+      () => crm.customers.get(acme.id, { expand: ['customer'] }),
+      // @ts-expect-error colour is not a field of an invoice
+      () => crm.invoices.list({ fields: ['colour'] }),
+    ];
+    for (const call of wrong) await expect(call()).rejects.toBeInstanceOf(BadRequest);
   });
 
   it('has a method for every operation of the OpenAPI document', async () => {

@@ -57,6 +57,41 @@ final class Client
         return str_starts_with($text, '"') || str_starts_with($text, 'W/') || $text === '*' ? $text : "\"$text\"";
     }
 
+    /**
+     * Query parameters in REST's words: lists comma-separated (status=sent,paid), keyed arrays in
+     * brackets (due_date[lt]=..., customer[search]=..., invoices[due_date][lt]=...), dates in
+     * ISO 8601, booleans as true/false, nulls left out. A list's 'where' filters sit beside the others.
+     */
+    public static function queryString(array $query): string
+    {
+        $where = $query['where'] ?? [];
+        unset($query['where']);
+        $text = fn (mixed $value): string => match (true) {
+            $value instanceof \DateTimeInterface => $value->format(DATE_ATOM),
+            is_bool($value) => $value ? 'true' : 'false',
+            default => (string) $value,
+        };
+        $pairs = [];
+        $add = function (string $name, mixed $value) use (&$add, &$pairs, $text): void {
+            if ($value === null) {
+                return;
+            }
+            if (is_array($value) && array_is_list($value)) {
+                $pairs[] = rawurlencode($name) . '=' . implode(',', array_map(fn ($v) => rawurlencode($text($v)), $value));
+            } elseif (is_array($value)) {
+                foreach ($value as $key => $inner) {
+                    $add("{$name}[{$key}]", $inner);
+                }
+            } else {
+                $pairs[] = rawurlencode($name) . '=' . rawurlencode($text($value));
+            }
+        };
+        foreach ([...$query, ...$where] as $name => $value) {
+            $add((string) $name, $value);
+        }
+        return implode('&', $pairs);
+    }
+
     /** One HTTP exchange: [status, lower-cased headers, body]. */
     private function send(string $method, string $url, array $headers, ?string $body): array
     {
@@ -87,7 +122,8 @@ final class Client
     /** The decoded answer; [] when it has no body (204). A PATCH body is sent as a JSON merge patch. */
     public function request(string $method, string $path, array $query = [], array|object|null $body = null, ?string $idempotencyKey = null, ?string $ifMatch = null): array
     {
-        $url = $this->baseUrl . $path . ($query ? '?' . http_build_query($query) : '');
+        $queryString = self::queryString($query);
+        $url = $this->baseUrl . $path . ($queryString !== '' ? "?$queryString" : '');
         $headers = ['Authorization' => "Bearer {$this->apiKey}", 'Accept' => 'application/json', 'User-Agent' => 'crm-client-php/' . self::VERSION];
         $payload = null;
         if ($body !== null) {

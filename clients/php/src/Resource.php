@@ -55,6 +55,12 @@ final class Resource
         return $this->write('POST', $this->item($id) . "/$move", $ifMatch, $idempotencyKey);
     }
 
+    /** One record's history: a page of its events, newest first ('limit', 'page', 'cursor'). */
+    public function events(string $id, array $params = []): array
+    {
+        return $this->client->request('GET', $this->item($id) . '/events', $params);
+    }
+
     /**
      * Every change (records and tombstones), oldest first, from $cursor (or the first change, or
      * $updatedSince, an ISO 8601 time): iterate it, then save its `cursor` for next time.

@@ -273,6 +273,57 @@ $tests = [
         check(iterator_to_array($crm->customers->sync($resumed->cursor), false) === [], 'nothing since');
         check(iterator_to_array($resumed, false) === [], 'iterating again: nothing changed since');
     },
+    'sorts, filters, expands and shapes lists and items' => function () {
+        $crm = new Client();
+        $acme = $crm->customers->create(['name' => 'PHP Sorted Acme', 'email' => 'sorted@php.example']);
+        $other = $crm->customers->create(['name' => 'PHP Sorted Other']);
+        $job = $crm->jobs->create(['customer_id' => $acme['id'], 'title' => 'PHP sorted job', 'scheduled_at' => '2026-12-01T09:00:00Z']);
+        $invoice = function (array $customer, string $due, int $amount, array $moves) use ($crm): string {
+            $created = $crm->invoices->create(['customer_id' => $customer['id'], 'currency' => 'EUR', 'due_date' => $due,
+                'line_items' => [['description' => 'x', 'quantity' => 1, 'unit_amount' => $amount]]]);
+            foreach ($moves as $move) {
+                $crm->invoices->transition($created['id'], $move);
+            }
+            return $created['id'];
+        };
+        $later = $invoice($acme, '2026-11-01', 500, ['send']);
+        $first = $invoice($acme, '2026-10-01', 100, ['send']);
+        $dearer = $invoice($acme, '2026-11-01', 900, ['send']);
+        $paid = $invoice($acme, '2026-10-15', 300, ['send', 'pay']);
+        $invoice($acme, '2026-12-15', 700, ['send']); // not yet due
+        $invoice($other, '2026-10-01', 100, ['send']); // another customer's
+
+        $overdue = $crm->invoices->list([
+            'order_by' => ['due_date', '-total_amount'],
+            'where' => ['status' => ['sent'], 'due_date' => ['lt' => '2026-12-01'], 'customer' => ['search' => 'php sorted acme']],
+            'expand' => ['customer'],
+            'fields' => ['number', 'due_date'],
+        ]);
+        check(array_column($overdue['data'], 'id') === [$first, $dearer, $later], 'sent, due before December, this customer, by due date then dearest');
+        check($overdue['pagination']['total'] === 3, 'total counts what matches');
+        $keys = array_keys($overdue['data'][0]);
+        sort($keys);
+        check($keys === ['customer', 'due_date', 'id', 'number'], 'only the fields asked, and the customer: ' . implode(',', $keys));
+        check($overdue['data'][0]['customer']['email'] === 'sorted@php.example', 'the customer expanded');
+        // Filters beside the others; one value for a set, a bare value for an exact match.
+        check(array_column($crm->invoices->list(['status' => 'paid', 'total_amount' => 300, 'customer_id' => $acme['id']])['data'], 'id') === [$paid], 'paid, exactly 300');
+        $utc = new DateTimeZone('UTC');
+        $window = ['gte' => new DateTimeImmutable('2026-12-01', $utc), 'lt' => new DateTimeImmutable('2026-12-02', $utc)];
+        check(array_column($crm->jobs->list(['where' => ['scheduled_at' => $window, 'customer_id' => $acme['id']]])['data'], 'id') === [$job['id']], 'a range of DateTimes');
+        // A related list's range, one level deep: customers with a sent invoice due before November.
+        $owing = $crm->customers->list(['where' => ['invoices' => ['status' => 'sent', 'due_date' => ['lt' => '2026-11-01']], 'search' => 'php sorted'], 'order_by' => '-name']);
+        check(array_column($owing['data'], 'id') === [$other['id'], $acme['id']], 'customers by their invoices, by name descending');
+        $names = iterator_to_array($crm->customers->iterate(['search' => 'php sorted', 'order_by' => 'name', 'fields' => ['name'], 'limit' => 1]), false);
+        check($names === [['id' => $acme['id'], 'name' => 'PHP Sorted Acme'], ['id' => $other['id'], 'name' => 'PHP Sorted Other']], 'iterate, sorted and shaped');
+        $one = $crm->invoices->get($first, ['expand' => ['customer'], 'fields' => ['number']]);
+        $keys = array_keys($one);
+        sort($keys);
+        check($keys === ['customer', 'id', 'number'] && $one['customer']['id'] === $acme['id'], 'get, expanded and shaped');
+        $bad = raises(BadRequest::class, fn () => $crm->invoices->list(['where' => ['due_date' => ['lt' => 'soon']], 'order_by' => 'colour']));
+        $params = array_column($bad->errors, 'param');
+        sort($params);
+        check($params === ['due_date[lt]', 'order_by'], 'each fault named as sent');
+    },
     'covers every route of the OpenAPI document' => function () {
         $crm = new Client();
         $camel = fn (string $name) => lcfirst(str_replace('_', '', ucwords($name, '_')));
@@ -283,8 +334,8 @@ $tests = [
             $id = $parts[2] ?? null;
             $action = $parts[3] ?? null;
             foreach (array_keys($methods) as $method) {
-                $name = $action !== null && ($action === 'restore' || !method_exists($resource, 'transition'))
-                    ? $camel($action) // events->resend, webhookEndpoints->rotateSecret and ->deliveries
+                $name = $action !== null && (in_array($action, ['restore', 'events'], true) || !method_exists($resource, 'transition'))
+                    ? $camel($action) // a record's events; events->resend, webhookEndpoints->rotateSecret and ->deliveries
                     : match ($method) {
                         'get' => $id ? 'get' : 'list',
                         'post' => $id === null ? 'create' : 'transition',

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import hashlib
 import hmac
 import json
@@ -14,7 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__ = "0.1.0"
 __all__ = ["Client", "Sync", "EventSync", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PreconditionFailed",
@@ -61,6 +62,41 @@ def _entity_tag(version: Union[int, str]) -> str:
     """If-Match of a version: '"7"' (an entity tag given whole, such as '"7"' or '*', is sent as is)."""
     text = str(version)
     return text if text.startswith(('"', 'W/')) or text == "*" else f'"{text}"'
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    return str(value)
+
+
+def _query_pairs(query: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    """Query parameters in REST's words: lists comma-separated (status=sent,paid), dicts in brackets
+    (due_date[lt]=..., customer[search]=..., invoices[due_date][lt]=...), dates in ISO 8601, None left out."""
+    pairs: List[Tuple[str, str]] = []
+
+    def add(name: str, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                add(f"{name}[{key}]", inner)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            pairs.append((name, ",".join(_text(v) for v in value)))
+        else:
+            pairs.append((name, _text(value)))
+
+    for name, value in query.items():
+        add(name, value)
+    return pairs
+
+
+def _list_query(params: Dict[str, Any]) -> Dict[str, Any]:
+    """A list call's keyword arguments as its query: the filters of `where` beside the others."""
+    where = params.pop("where", None) or {}
+    return {**params, **where}
 
 
 class _CursorWalk:
@@ -129,11 +165,19 @@ class _Pages:
         return f"/{self._path}/{urllib.parse.quote(id, safe='')}"
 
     def list(self, **params: Any) -> Dict[str, Any]:
-        """One page: {"data": [...], "pagination": {"page", "limit", "total", "next_cursor", "has_more"}}."""
-        return self._client._request("GET", f"/{self._path}", query=params)
+        """One page: {"data": [...], "pagination": {"page", "limit", "total", "next_cursor", "has_more"}}.
 
-    def get(self, id: str) -> Dict[str, Any]:
-        return self._client._request("GET", self._item(id))
+        Sorted by order_by (["due_date", "-total_amount"]; "-" sorts descending), filtered by where (or the
+        same filters as keyword arguments): ranges {"gte": 10000, "lt": 50000} (dates and datetimes allowed;
+        a bare value matches exactly), sets ["sent", "paid"], exact values, search, and a related list's
+        filters one level deep ({"customer": {"search": "acme"}}, {"invoices": {"status": "sent"}}). expand
+        (["customer"]) answers references as records beside their ids; fields (["number"]) only those
+        fields (and id)."""
+        return self._client._request("GET", f"/{self._path}", query=_list_query(params))
+
+    def get(self, id: str, expand: Optional[Sequence[str]] = None, fields: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+        """One record; expand answers its references as records beside their ids, fields only those fields (and id)."""
+        return self._client._request("GET", self._item(id), query={"expand": expand, "fields": fields})
 
     def iterate(self, **params: Any) -> Iterator[Dict[str, Any]]:
         """Every item over all pages (from `page`, if given)."""
@@ -234,6 +278,10 @@ class _Resource(_Pages):
             raise ValueError(f"{self._path} have no transition {move!r}: one of {', '.join(self._moves) or 'none'}")
         return self._write("POST", f"{self._item(id)}/{move}", if_match, idempotency_key)
 
+    def events(self, id: str, **params: Any) -> Dict[str, Any]:
+        """One record's history: a page of its events, newest first (limit=, page=, cursor=)."""
+        return self._client._request("GET", self._item(id) + "/events", query=params)
+
     def sync(self, cursor: Optional[str] = None, updated_since: Any = None, limit: int = 100) -> Sync:
         """Every change (records and tombstones), oldest first, from `cursor` (or from the first change, or
         from `updated_since`, an ISO 8601 time): iterate it, then save its `cursor` for next time."""
@@ -276,8 +324,9 @@ class Client:
     def _request(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None, idempotency_key: Optional[str] = None,
                  if_match: Optional[str] = None, content_type: str = "application/json") -> Any:
         url = self.base_url + path
-        if query:
-            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        pairs = _query_pairs(query or {})
+        if pairs:
+            url += "?" + urllib.parse.urlencode(pairs)
         headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json", "User-Agent": f"crm-client-python/{__version__}"}
         data = None
         if body is not None:

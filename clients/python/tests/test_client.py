@@ -1,5 +1,6 @@
 """Runs against a real server: CRM_BASE_URL, CRM_API_KEY, CRM_READONLY_KEY, CRM_LIMITED_BASE_URL, CRM_LIMITED_KEY."""
 import base64
+import datetime
 import hashlib
 import hmac
 import json
@@ -205,6 +206,50 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(list(self.crm.customers.sync(cursor=resumed.cursor)), [])
         self.assertEqual(list(resumed), [])  # iterating again: nothing changed since
 
+    def test_sorts_filters_expands_and_shapes_lists_and_items(self):
+        acme = self.crm.customers.create({"name": "Py Sorted Acme", "email": "sorted@py.example"})
+        other = self.crm.customers.create({"name": "Py Sorted Other"})
+        job = self.crm.jobs.create({"customer_id": acme["id"], "title": "Py sorted job", "scheduled_at": "2026-12-01T09:00:00Z"})
+
+        def invoice(customer, due, amount, moves):
+            created = self.crm.invoices.create({"customer_id": customer["id"], "currency": "EUR", "due_date": due,
+                                                "line_items": [{"description": "x", "quantity": 1, "unit_amount": amount}]})
+            for move in moves:
+                self.crm.invoices.transition(created["id"], move)
+            return created["id"]
+
+        later = invoice(acme, "2026-11-01", 500, ["send"])
+        first = invoice(acme, "2026-10-01", 100, ["send"])
+        dearer = invoice(acme, "2026-11-01", 900, ["send"])
+        paid = invoice(acme, "2026-10-15", 300, ["send", "pay"])
+        invoice(acme, "2026-12-15", 700, ["send"])  # not yet due
+        invoice(other, "2026-10-01", 100, ["send"])  # another customer's
+
+        overdue = self.crm.invoices.list(order_by=["due_date", "-total_amount"],
+                                         where={"status": ["sent"], "due_date": {"lt": datetime.date(2026, 12, 1)},
+                                                "customer": {"search": "py sorted acme"}},
+                                         expand=["customer"], fields=["number", "due_date"])
+        self.assertEqual([i["id"] for i in overdue["data"]], [first, dearer, later])
+        self.assertEqual(overdue["pagination"]["total"], 3)
+        self.assertEqual(sorted(overdue["data"][0]), ["customer", "due_date", "id", "number"])
+        self.assertEqual(overdue["data"][0]["customer"]["email"], "sorted@py.example")
+        # Filters as keyword arguments; one value for a set, a bare value for an exact match.
+        self.assertEqual([i["id"] for i in self.crm.invoices.list(status="paid", total_amount=300, customer_id=acme["id"])["data"]], [paid])
+        utc = datetime.timezone.utc
+        window = {"gte": datetime.datetime(2026, 12, 1, tzinfo=utc), "lt": datetime.datetime(2026, 12, 2, tzinfo=utc)}
+        self.assertEqual([j["id"] for j in self.crm.jobs.list(where={"scheduled_at": window, "customer_id": acme["id"]})["data"]], [job["id"]])
+        # A related list's range, one level deep: customers with a sent invoice due before November.
+        owing = self.crm.customers.list(where={"invoices": {"status": "sent", "due_date": {"lt": "2026-11-01"}}, "search": "py sorted"}, order_by="-name")
+        self.assertEqual([c["id"] for c in owing["data"]], [other["id"], acme["id"]])
+        names = [c for c in self.crm.customers.iterate(search="py sorted", order_by="name", fields=["name"], limit=1)]
+        self.assertEqual(names, [{"id": acme["id"], "name": "Py Sorted Acme"}, {"id": other["id"], "name": "Py Sorted Other"}])
+        one = self.crm.invoices.get(first, expand=["customer"], fields=["number"])
+        self.assertEqual(sorted(one), ["customer", "id", "number"])
+        self.assertEqual(one["customer"]["id"], acme["id"])
+        with self.assertRaises(BadRequest) as bad:
+            self.crm.invoices.list(where={"due_date": {"lt": "soon"}}, order_by="colour")
+        self.assertEqual(sorted(e["param"] for e in bad.exception.errors), ["due_date[lt]", "order_by"])
+
     def test_covers_every_route_of_the_openapi_document(self):
         with urllib.request.urlopen(os.environ["CRM_BASE_URL"] + "/openapi.json") as response:
             document = json.load(response)
@@ -213,8 +258,8 @@ class ClientTest(unittest.TestCase):
             resource = getattr(self.crm, name)
             for method in methods:
                 action = rest[1] if len(rest) > 1 else None
-                if action and (action == "restore" or not hasattr(resource, "transition")):
-                    operation = action  # events.resend, webhook_endpoints.rotate_secret and .deliveries
+                if action and (action in ("restore", "events") or not hasattr(resource, "transition")):
+                    operation = action  # a record's events; events.resend, webhook_endpoints.rotate_secret and .deliveries
                 elif method == "get":
                     operation = "get" if rest else "list"
                 elif method == "post":

@@ -3,6 +3,7 @@ require 'json'
 require 'net/http'
 require 'openssl'
 require 'securerandom'
+require 'set'
 require 'time'
 require 'uri'
 
@@ -41,6 +42,29 @@ module CrmClient
     { 401 => Unauthorized, 403 => Forbidden, 404 => NotFound, 409 => Conflict, 412 => PreconditionFailed, 429 => RateLimited }
       .fetch(status) { status >= 500 ? ServerError : BadRequest }
   end
+
+  # Query parameters in REST's words: arrays comma-separated (status=sent,paid), hashes in
+  # brackets (due_date[lt]=..., customer[search]=..., invoices[due_date][lt]=...), dates and
+  # times in ISO 8601, nil left out. A list's +where:+ filters sit beside the others.
+  def self.query_pairs(query)
+    where = query[:where] || {}
+    pairs = []
+    add = lambda do |name, value|
+      case value
+      when nil then nil
+      when Hash then value.each { |key, inner| add.call("#{name}[#{key}]", inner) }
+      when Array, Set then pairs << [name, value.map { |v| query_text(v) }.join(',')]
+      else pairs << [name, query_text(value)]
+      end
+    end
+    query.reject { |name, _| name == :where }.merge(where).each { |name, value| add.call(name.to_s, value) }
+    pairs
+  end
+
+  def self.query_text(value)
+    value.respond_to?(:iso8601) ? value.iso8601 : value.to_s
+  end
+  private_class_method :query_text
 
   # If-Match of a version: '"7"' (an entity tag given whole, such as '"7"' or '*', is sent as is).
   def self.entity_tag(version)
@@ -115,12 +139,21 @@ module CrmClient
     end
 
     # One page: {"data" => [...], "pagination" => {"page", "limit", "total", "next_cursor", "has_more"}}.
+    #
+    # Sorted by +order_by:+ (%w[due_date -total_amount]; '-' sorts descending), filtered by
+    # +where:+ (or the same filters as keyword arguments): ranges { gte: 10000, lt: 50000 }
+    # (Date and Time allowed; a bare value matches exactly), sets %w[sent paid], exact values,
+    # search, and a related list's filters one level deep ({ customer: { search: 'acme' } },
+    # { invoices: { status: 'sent' } }). +expand:+ (%w[customer]) answers references as records
+    # beside their ids; +fields:+ (%w[number]) only those fields (and id).
     def list(**params)
       @client.request('GET', "/#{@path}", query: params)
     end
 
-    def get(id)
-      @client.request('GET', "/#{@path}/#{URI.encode_www_form_component(id)}")
+    # One record; +expand:+ answers its references as records beside their ids, +fields:+ only
+    # those fields (and id).
+    def get(id, expand: nil, fields: nil)
+      @client.request('GET', "/#{@path}/#{URI.encode_www_form_component(id)}", query: { expand: expand, fields: fields })
     end
 
     # Every record over all pages.
@@ -250,6 +283,11 @@ module CrmClient
       write('POST', "#{item(id)}/#{move}", if_match, idempotency_key)
     end
 
+    # One record's history: a page of its events, newest first (limit:, page:, cursor:).
+    def events(id, **params)
+      @client.request('GET', "#{item(id)}/events", query: params)
+    end
+
     # Every change (records and tombstones), oldest first, from +cursor+ (or the first change, or
     # +updated_since+, an ISO 8601 string or a Time): iterate it, then save its +cursor+.
     def sync(cursor: nil, updated_since: nil, limit: 100)
@@ -359,7 +397,8 @@ module CrmClient
 
     def request(method, path, query: nil, body: nil, idempotency_key: nil, if_match: nil, content_type: 'application/json')
       uri = URI(@base_url + path)
-      uri.query = URI.encode_www_form(query.compact) if query && !query.empty?
+      pairs = query ? CrmClient.query_pairs(query) : []
+      uri.query = URI.encode_www_form(pairs) unless pairs.empty?
       attempt = 0
       loop do
         request = Net::HTTP.const_get(method.capitalize).new(uri)

@@ -174,14 +174,54 @@ class ClientTest < Minitest::Test
     assert_empty resumed.to_a # iterating again: nothing changed since
   end
 
+  def test_sorts_filters_expands_and_shapes_lists_and_items
+    acme = @crm.customers.create({ name: 'Rb Sorted Acme', email: 'sorted@rb.example' })
+    other = @crm.customers.create({ name: 'Rb Sorted Other' })
+    job = @crm.jobs.create({ customer_id: acme['id'], title: 'Rb sorted job', scheduled_at: '2026-12-01T09:00:00Z' })
+    invoice = lambda do |customer, due, amount, moves|
+      created = @crm.invoices.create({ customer_id: customer['id'], currency: 'EUR', due_date: due,
+                                       line_items: [{ description: 'x', quantity: 1, unit_amount: amount }] })
+      moves.each { |move| @crm.invoices.transition(created['id'], move) }
+      created['id']
+    end
+    later = invoice.call(acme, '2026-11-01', 500, %w[send])
+    first = invoice.call(acme, '2026-10-01', 100, %w[send])
+    dearer = invoice.call(acme, '2026-11-01', 900, %w[send])
+    paid = invoice.call(acme, '2026-10-15', 300, %w[send pay])
+    invoice.call(acme, '2026-12-15', 700, %w[send]) # not yet due
+    invoice.call(other, '2026-10-01', 100, %w[send]) # another customer's
+
+    overdue = @crm.invoices.list(order_by: %w[due_date -total_amount],
+                                 where: { status: %w[sent], due_date: { lt: Date.new(2026, 12, 1) }, customer: { search: 'rb sorted acme' } },
+                                 expand: %w[customer], fields: %w[number due_date])
+    assert_equal [first, dearer, later], overdue['data'].map { |i| i['id'] }
+    assert_equal 3, overdue['pagination']['total']
+    assert_equal %w[customer due_date id number], overdue['data'].first.keys.sort
+    assert_equal 'sorted@rb.example', overdue['data'].first['customer']['email']
+    # Filters as keyword arguments; one value for a set, a bare value for an exact match.
+    assert_equal [paid], @crm.invoices.list(status: 'paid', total_amount: 300, customer_id: acme['id'])['data'].map { |i| i['id'] }
+    window = { gte: Time.utc(2026, 12, 1), lt: Time.utc(2026, 12, 2) }
+    assert_equal [job['id']], @crm.jobs.list(where: { scheduled_at: window, customer_id: acme['id'] })['data'].map { |j| j['id'] }
+    # A related list's range, one level deep: customers with a sent invoice due before November.
+    owing = @crm.customers.list(where: { invoices: { status: 'sent', due_date: { lt: '2026-11-01' } }, search: 'rb sorted' }, order_by: '-name')
+    assert_equal [other['id'], acme['id']], owing['data'].map { |c| c['id'] }
+    names = @crm.customers.each(search: 'rb sorted', order_by: 'name', fields: %w[name], limit: 1).to_a
+    assert_equal [{ 'id' => acme['id'], 'name' => 'Rb Sorted Acme' }, { 'id' => other['id'], 'name' => 'Rb Sorted Other' }], names
+    one = @crm.invoices.get(first, expand: %w[customer], fields: %w[number])
+    assert_equal %w[customer id number], one.keys.sort
+    assert_equal acme['id'], one['customer']['id']
+    bad = assert_raises(CrmClient::BadRequest) { @crm.invoices.list(where: { due_date: { lt: 'soon' } }, order_by: 'colour') }
+    assert_equal %w[due_date[lt] order_by], bad.errors.map { |e| e['param'] }.sort
+  end
+
   def test_covers_every_route_of_the_openapi_document
     document = JSON.parse(Net::HTTP.get(URI("#{ENV['CRM_BASE_URL']}/openapi.json")))
     document['paths'].each do |path, methods|
       _, name, id, action = path.split('/')
       resource = @crm.public_send(name)
       methods.each_key do |method|
-        operation = if action && (action == 'restore' || !resource.respond_to?(:transition))
-                      action.to_sym # events.resend, webhook_endpoints.rotate_secret and .deliveries
+        operation = if action && (%w[restore events].include?(action) || !resource.respond_to?(:transition))
+                      action.to_sym # a record's events; events.resend, webhook_endpoints.rotate_secret and .deliveries
                     else
                       case method
                       when 'get' then id ? :get : :list
