@@ -5,20 +5,9 @@
 // request's Idempotency-Key is not recorded (server.ts). No second code path to keep true.
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
-import type { TenantClient, Tx } from '../db/tenant.js';
+import { nestedClient } from '../db/nested-transactions.js';
 
 const ROLLBACK = Symbol('dry run');
-
-/**
- * The transaction as the client resolvers use: `$transaction(fn)` runs `fn` in it, so a
- * write's own transaction (schema/changes.ts `writing`) becomes part of the dry run's.
- */
-function flattened(tx: Tx): TenantClient {
-  return new Proxy(tx, {
-    get: (target, property, receiver) =>
-      property === '$transaction' ? (run: (tx: Tx) => Promise<unknown>) => run(receiver as Tx) : Reflect.get(target, property, receiver),
-  }) as unknown as TenantClient;
-}
 
 /** Runs a dry run's operation in a transaction it rolls back. Installed last: it wraps the executor the others chose. */
 export function useDryRun(): Plugin<Context> {
@@ -30,7 +19,7 @@ export function useDryRun(): Plugin<Context> {
         let result: unknown;
         try {
           await ctx.prisma.$transaction(async (tx) => {
-            result = await executeFn({ ...execution, contextValue: { ...ctx, prisma: flattened(tx) } });
+            result = await executeFn({ ...execution, contextValue: { ...ctx, prisma: nestedClient(tx) } });
             throw ROLLBACK;
           });
         } catch (error) {

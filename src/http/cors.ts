@@ -4,7 +4,7 @@
 import { PREFIXES } from '../rest/router.js';
 import { Response } from './fetch.js';
 
-const ALLOWED_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
+const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, X-Request-Id';
 const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Location, Idempotent-Replayed';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';

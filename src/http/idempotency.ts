@@ -23,7 +23,7 @@ import { readBody } from './read-body.js';
 import { SEALED, type SecretBox } from '../webhooks/secrets.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
-const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** A 204 or 304 has no body, not even an empty one. */
 const bodyOf = (status: number, body: string | null) => (status === 204 || status === 304 ? null : body);

@@ -25,7 +25,8 @@ interface BodyVariables {
   inputErrors: FieldError[];
 }
 
-async function bodyVariables(request: Request, route: Route): Promise<BodyVariables> {
+/** The JSON body of a write (415 for another type, 400 for text that is not JSON). */
+async function jsonBody(request: Request, route: Route): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
   // JSON, and for PATCH its merge-patch form (application/merge-patch+json, RFC 7396).
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
@@ -38,12 +39,76 @@ async function bodyVariables(request: Request, route: Route): Promise<BodyVariab
   } catch {
     throw badRequest('The body is not valid JSON.', [{ param: 'body', message: 'is not valid JSON' }]);
   }
+  return body;
+}
+
+async function bodyVariables(request: Request, route: Route): Promise<BodyVariables> {
+  const body = await jsonBody(request, route);
   const { value, errors } = bodyToInput(body, route.input!);
   if (!value) throw badRequest('The body must be a JSON object.', errors);
   // A status changes only through its transitions, which record what goes with it.
   const moves = route.moves?.length ? route.moves : undefined;
   const pointed = errors.map((e) => (moves && e.param === 'status' ? { param: 'status', message: `is changed by the transitions: POST ${route.path.replace('{id}', ':id')}/${moves.join(' | ')}` } : e));
   return { variables: { input: value }, inputErrors: pointed };
+}
+
+const BATCH_ITEM_FIELDS: Record<string, string> = { op: 'op', id: 'id', external_id: 'externalId', data: 'data', if_match: 'ifMatch' };
+const BATCH_OPS = ['create', 'update', 'upsert', 'delete'];
+
+/**
+ * A batch body `{ items: [{ op, id?, external_id?, data?, if_match? }], mode? }` as variables:
+ * each item's `data` in the input type of its op, snake_case to the input's fields. A malformed
+ * item is a 400 at once; faults in an item's data are the item's own (named `items[i].field`),
+ * so a partial batch answers them in that item's result.
+ */
+function batchVariables(route: Route, body: unknown): BodyVariables {
+  const errors: FieldError[] = [];
+  const inputErrors: FieldError[] = [];
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The body must be a JSON object.', [{ param: 'body', message: 'must be an object: { "items": [...], "mode": "atomic" | "partial" }' }]);
+  const { items, mode, ...unknown } = body as Record<string, unknown>;
+  for (const name of Object.keys(unknown)) errors.push({ param: name, message: 'is not a known field (items, mode)' });
+  if (mode !== undefined && mode !== 'atomic' && mode !== 'partial') errors.push({ param: 'mode', message: 'must be atomic or partial' });
+  if (!Array.isArray(items)) errors.push({ param: 'items', message: 'must be an array of 1 to 100 items' });
+  const translated = (Array.isArray(items) ? items : []).map((item, index) => {
+    const at = `items[${index}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      errors.push({ param: at, message: 'must be an object: { op, id?, external_id?, data?, if_match? }' });
+      return undefined;
+    }
+    const renamed: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(item as Record<string, unknown>)) {
+      if (!(key in BATCH_ITEM_FIELDS)) errors.push({ param: `${at}.${key}`, message: 'is not a known field (op, id, external_id, data, if_match)' });
+      else renamed[BATCH_ITEM_FIELDS[key]!] = value;
+    }
+    if (!BATCH_OPS.includes(renamed.op as string)) errors.push({ param: `${at}.op`, message: `must be one of ${BATCH_OPS.join(', ')}` });
+    if (renamed.ifMatch !== undefined && (typeof renamed.ifMatch !== 'number' || !Number.isInteger(renamed.ifMatch))) errors.push({ param: `${at}.if_match`, message: 'must be a version number' });
+    for (const key of ['id', 'externalId'] as const) if (renamed[key] !== undefined && renamed[key] !== null && typeof renamed[key] !== 'string') errors.push({ param: `${at}.${snakeCase(key)}`, message: 'must be a string' });
+    const input = renamed.op === 'update' ? route.inputs?.update : renamed.op === 'delete' ? undefined : route.inputs?.create;
+    if (input && renamed.data !== undefined) {
+      const data = bodyToInput(renamed.data, input);
+      if (data.value) renamed.data = data.value;
+      inputErrors.push(...data.errors.map((e) => ({ param: `${at}.${e.param === 'body' ? 'data' : e.param}`, message: e.message })));
+    }
+    return renamed;
+  });
+  if (errors.length > 0) throw badRequest(`Invalid batch: ${errors.map((e) => e.param).join(', ')}.`, errors);
+  return { variables: { items: translated, ...(mode ? { mode } : {}) }, inputErrors };
+}
+
+interface BatchAnswer {
+  results: Array<{ index: number; status: number; record: unknown; error: { code: string; message: string; errors: FieldError[] } | null }>;
+}
+
+/** A batch's results in REST's words: `{ index, status, record? , error? }`. */
+function batchResults({ results }: BatchAnswer) {
+  return {
+    results: results.map(({ index, status, record, error }) => ({
+      index,
+      status,
+      ...(record ? { record } : {}),
+      ...(error ? { error: { code: error.code, detail: error.message, errors: error.errors.map((e) => ({ param: restParam(e.param), message: e.message })) } } : {}),
+    })),
+  };
 }
 
 /** `If-Match: "3"`: the version a change is conditional on (`*`: any). */
@@ -70,7 +135,7 @@ function inRestWords(error: GraphQLError, route: Route, sent: Map<string, string
   const code = codeOf(error);
   const errors = (error.extensions?.errors as FieldError[] | undefined)?.map((e) => ({ param: sent.get(e.param) ?? restParam(e.param), message: e.message }));
   let detail = error.message;
-  if (errors?.length && code === 'BAD_REQUEST') detail = `Invalid ${sent.size > 0 || route.kind === 'list' ? 'parameters' : 'fields'}: ${errors.map((e) => e.param).join(', ')}.`;
+  if (errors?.length && code === 'BAD_REQUEST') detail = `Invalid ${sent.size > 0 || route.method === 'GET' ? 'parameters' : 'fields'}: ${errors.map((e) => e.param).join(', ')}.`;
   else if (code === 'FORBIDDEN') detail = `This API key lacks the scope ${(error.extensions?.scopes as string[] | undefined)?.join(' or ') ?? route.scope}.`;
   return apiError(code, detail, { errors, headers: errorHeaders(error) });
 }
@@ -99,10 +164,16 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
     // check refuses any parameter elsewhere.
     const query = restQuery(url, route);
     const shaped = shapedRoute(route, query.shape);
-    let variables: Record<string, unknown> = route.kind === 'list' ? query.variables : { ...query.variables, id };
+    // An upsert's address names the record by its external id.
+    let variables: Record<string, unknown> = route.kind === 'list' ? query.variables : route.kind === 'upsert' ? { externalId: id } : { ...query.variables, id };
     let inputErrors: FieldError[] | undefined;
     if (CHANGES.has(route.kind)) variables.expectedVersion = expectedVersion(request);
-    if (route.kind === 'create' || route.kind === 'update' || (route.kind === 'move' && route.input && request.headers.has('content-type'))) {
+    if (route.kind === 'batch') {
+      const body = batchVariables(route, await jsonBody(request, route));
+      variables = body.variables;
+      inputErrors = body.inputErrors;
+    }
+    if (route.kind === 'create' || route.kind === 'update' || route.kind === 'upsert' || (route.kind === 'move' && route.input && request.headers.has('content-type'))) {
       const body = await bodyVariables(request, route);
       variables = { ...variables, ...body.variables };
       inputErrors = body.inputErrors;
@@ -132,7 +203,9 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
     if (route.kind === 'delete') return new Response(null, { status: 204, headers });
     if (route.kind === 'item' && etag && unchanged(request, etag)) return new Response(null, { status: 304, headers });
     if (route.kind === 'item') return Response.json(sparse(data as Record<string, unknown>), { headers });
-    if (route.kind === 'create') {
+    if (route.kind === 'batch') return Response.json(batchResults(data as BatchAnswer));
+    // An upsert that created answers like a create (a new record is at version 1).
+    if (route.kind === 'create' || (route.kind === 'upsert' && (data as { version?: number }).version === 1)) {
       const location = `${base}/${route.resource.path}/${(data as { id: string }).id}`;
       return Response.json(data, { status: 201, headers: { location, ...headers } });
     }

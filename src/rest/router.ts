@@ -37,14 +37,16 @@ export function matchRest(method: string, pathname: string): RestMatch {
   if (segments.length < 1 || segments.length > 3 || segments.some((s) => s === '')) return { kind: 'not-found' };
   const fixed = FIXED.has(rest);
   const [collection, id, action] = segments as [string, string | undefined, string | undefined];
-  const path = fixed ? rest : id === undefined ? `/${collection}` : action === undefined ? `/${collection}/{id}` : `/${collection}/{id}/${action}`;
+  // `/customers/by_external_id/{external_id}`: the record an integration names by its own id.
+  const external = !fixed && id === 'by_external_id' && action !== undefined;
+  const path = fixed ? rest : external ? `/${collection}/by_external_id/{id}` : id === undefined ? `/${collection}` : action === undefined ? `/${collection}/{id}` : `/${collection}/{id}/${action}`;
   const candidates = ROUTES.filter((route) => route.path === path);
   if (candidates.length === 0) return { kind: 'not-found' };
   const route = candidates.find((r) => r.method === method);
   if (!route) return { kind: 'method-not-allowed', allow: candidates.map((r) => r.method) };
   let decoded: string | undefined;
   try {
-    decoded = id === undefined || fixed ? undefined : decodeURIComponent(id);
+    decoded = external ? decodeURIComponent(action!) : id === undefined || fixed ? undefined : decodeURIComponent(id);
   } catch {
     return { kind: 'not-found' };
   }

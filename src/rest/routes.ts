@@ -46,7 +46,7 @@ export interface QueryParam {
 }
 
 export interface Route {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** `/customers`, `/customers/{id}` or `/customers/{id}/restore`. */
   path: string;
   kind: RestExtension['kind'];
@@ -68,6 +68,8 @@ export interface Route {
   orderBy?: GraphQLEnumType;
   /** The row's document with another selection of the record (fields=, expand=). */
   template: (selection: string) => string;
+  /** A batch's item inputs: the create input (create, upsert) and the update input. */
+  inputs?: { create?: GraphQLInputObjectType; update?: GraphQLInputObjectType };
   /** The item row of the same resource (a refused change answers the current record). */
   item?: Route;
 }
@@ -122,7 +124,10 @@ const PAGES: ReadonlySet<RestExtension['kind']> = new Set(['list', 'related', 'v
 /** The record type of a list field (its page's `data` items) or an item field. */
 function recordOf(field: GraphQLField<unknown, unknown>, kind: RestExtension['kind']): GraphQLObjectType {
   const named = getNamedType(field.type) as GraphQLObjectType;
-  return PAGES.has(kind) ? (getNamedType(named.getFields().data!.type) as GraphQLObjectType) : named;
+  if (PAGES.has(kind)) return getNamedType(named.getFields().data!.type) as GraphQLObjectType;
+  // A batch answers `{ results: [{ index, status, record, error }] }`: its record is the resource's.
+  if (kind === 'batch') return getNamedType((getNamedType(named.getFields().results!.type) as GraphQLObjectType).getFields().record!.type) as GraphQLObjectType;
+  return named;
 }
 
 /** Where each kind of row answers, below /v1. */
@@ -136,6 +141,8 @@ const ADDRESS: Record<RestExtension['kind'], { method: Route['method']; path: (r
   move: { method: 'POST', path: (rest) => `/${rest.path}/{id}/${rest.verb!}` },
   related: { method: 'GET', path: (rest) => `/${rest.path}/{id}/${rest.verb!}` },
   view: { method: 'GET', path: (rest) => `/${rest.path}/${rest.verb!}` },
+  upsert: { method: 'PUT', path: (rest) => `/${rest.path}/by_external_id/{id}` },
+  batch: { method: 'POST', path: (rest) => `/${rest.path}/batch` },
 };
 
 type Row = Omit<Route, 'parsed' | 'item'>;
@@ -177,6 +184,14 @@ function rowsOf(schema: GraphQLSchema): Row[] {
         ...paramKind(getNamedType(arg.type).name, schema),
       }));
       rows.push({ ...row, params, document: template(selection) });
+    } else if (rest.kind === 'batch') {
+      const template = (record: string) =>
+        `mutation Batch(${declarations}) { result: ${field.name}(${passing}) { results { index status record { ${record} } error { code message errors { param message } } } } }`;
+      const input = (name: string) => {
+        const type = schema.getType(name);
+        return isInputObjectType(type) ? type : undefined;
+      };
+      rows.push({ ...base, template, document: template(selection), inputs: { create: input(`Create${record.name}Input`), update: input(`Update${record.name}Input`) } });
     } else if (rest.kind === 'item') {
       const template = (selection: string) => `query Item(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
       rows.push({ ...base, template, document: template(selection) });
@@ -185,7 +200,7 @@ function rowsOf(schema: GraphQLSchema): Row[] {
       const row = { ...base, template };
       const document = template(selection);
       const input = getNamedType(field.args.find((arg) => arg.name === 'input')?.type);
-      if ((rest.kind === 'create' || rest.kind === 'update') && !isInputObjectType(input)) throw new Error(`${field.name}(input) must take an input object`);
+      if ((rest.kind === 'create' || rest.kind === 'update' || rest.kind === 'upsert') && !isInputObjectType(input)) throw new Error(`${field.name}(input) must take an input object`);
       rows.push({ ...row, document, input: isInputObjectType(input) ? input : undefined });
     }
   }

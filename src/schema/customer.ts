@@ -1,7 +1,7 @@
 import { builder } from './builder.js';
 import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { defineResource, restCreate } from './resource.js';
+import { defineCreate, defineResource } from './resource.js';
 import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
 
@@ -76,24 +76,20 @@ const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
   }),
 });
 
-builder.mutationField('createCustomer', (t) =>
-  t.prismaField({
-    type: 'Customer',
-    authScopes: { scope: 'customers:write' },
-    nullable: true,
-    extensions: restCreate('customers'),
-    args: { input: t.arg({ type: CreateCustomerInput, required: true }) },
-    resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck(ctx.inputErrors);
-      const name = check.text('name', input.name, { max: 200, required: true });
-      const email = check.email('email', input.email);
-      const phone = check.phone('phone', input.phone);
-      const keys = createKeys(check, input);
-      check.done();
-      return holdingExternalId(ctx, 'Customer', keys.externalId, () => writing(ctx, (tx) => tx.customer.create({
-        ...query,
-        data: { ...keys, organizationId: ctx.auth.organizationId, name: name!, email, phone },
-      })));
-    },
-  }),
-);
+defineCreate('Customer', {
+  scope: 'customers:write',
+  rest: 'customers',
+  input: CreateCustomerInput,
+  run: async (ctx, input, query) => {
+    const check = new InputCheck(ctx.inputErrors);
+    const name = check.text('name', input.name, { max: 200, required: true });
+    const email = check.email('email', input.email);
+    const phone = check.phone('phone', input.phone);
+    const keys = createKeys(check, input);
+    check.done();
+    return holdingExternalId(ctx, 'Customer', keys.externalId, () => writing(ctx, (tx) => tx.customer.create({
+      ...query,
+      data: { ...keys, organizationId: ctx.auth.organizationId, name: name!, email, phone },
+    })));
+  },
+});

@@ -4,7 +4,7 @@ import { EmailType } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { EmailTypeEnum } from './enums.js';
 import { requireReference } from './references.js';
-import { defineResource, restCreate } from './resource.js';
+import { defineCreate, defineResource } from './resource.js';
 import { writing } from './changes.js';
 import { InputCheck } from './validation.js';
 
@@ -61,39 +61,36 @@ const CreateEmailInput = builder.inputType('CreateEmailInput', {
   }),
 });
 
-builder.mutationField('createEmail', (t) =>
-  t.prismaField({
-    type: 'Email',
-    description: 'Records an incoming or outgoing e-mail. An e-mail is a record of a message: it cannot be edited, only deleted.',
-    // The contract has no emails:write scope; recording e-mail is customer-record work.
-    authScopes: { scope: 'customers:write' }, nullable: true,
-    extensions: restCreate('emails'),
-    args: { input: t.arg({ type: CreateEmailInput, required: true }) },
-    resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck(ctx.inputErrors);
-      const customerId = check.id('customerId', input.customerId as string | null | undefined);
-      if (!input.type) check.fail('type', 'is required');
-      const from = check.email('from', input.from, { required: true });
-      const to = check.email('to', input.to, { required: true });
-      const subject = check.text('subject', input.subject, { max: 998, required: true });
-      const body = check.text('body', input.body, { max: 100_000 });
-      await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
-      const keys = createKeys(check, input);
-      check.done();
-      return holdingExternalId(ctx, 'Email', keys.externalId, () => writing(ctx, (tx) => tx.email.create({
-        ...query,
-        data: {
-          ...keys,
-          organizationId: ctx.auth.organizationId,
-          customerId: customerId!,
-          type: input.type!,
-          fromAddress: from!,
-          toAddress: to!,
-          subject: subject!,
-          body: body ?? '',
-          sentAt: input.sentAt ?? new Date(),
-        },
-      }), { customerId }));
-    },
-  }),
-);
+defineCreate('Email', {
+  description: 'Records an incoming or outgoing e-mail. An e-mail is a record of a message: it cannot be edited, only deleted.',
+  // The contract has no emails:write scope; recording e-mail is customer-record work.
+  scope: 'customers:write',
+  rest: 'emails',
+  input: CreateEmailInput,
+  run: async (ctx, input, query) => {
+    const check = new InputCheck(ctx.inputErrors);
+    const customerId = check.id('customerId', input.customerId as string | null | undefined);
+    if (!input.type) check.fail('type', 'is required');
+    const from = check.email('from', input.from, { required: true });
+    const to = check.email('to', input.to, { required: true });
+    const subject = check.text('subject', input.subject, { max: 998, required: true });
+    const body = check.text('body', input.body, { max: 100_000 });
+    await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+    const keys = createKeys(check, input);
+    check.done();
+    return holdingExternalId(ctx, 'Email', keys.externalId, () => writing(ctx, (tx) => tx.email.create({
+      ...query,
+      data: {
+        ...keys,
+        organizationId: ctx.auth.organizationId,
+        customerId: customerId!,
+        type: input.type!,
+        fromAddress: from!,
+        toAddress: to!,
+        subject: subject!,
+        body: body ?? '',
+        sentAt: input.sentAt ?? new Date(),
+      },
+    }), { customerId }));
+  },
+});

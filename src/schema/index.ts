@@ -8,6 +8,8 @@ import './line-items.js';
 import './invoice.js';
 import './estimate.js';
 import './proposal.js';
+import './duplicates.js';
+import './bulk.js';
 import './analytics.js';
 import './event.js';
 import './webhook.js';

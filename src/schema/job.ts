@@ -5,7 +5,7 @@ import { createKeys, holdingExternalId, integrationInputs } from './integration-
 import { JobStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { defineResource, restCreate } from './resource.js';
+import { defineCreate, defineResource } from './resource.js';
 import type { Move } from './transitions.js';
 import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
@@ -89,26 +89,22 @@ const CreateJobInput = builder.inputType('CreateJobInput', {
   }),
 });
 
-builder.mutationField('createJob', (t) =>
-  t.prismaField({
-    type: 'Job',
-    description: 'Creates a job in status scheduled.',
-    authScopes: { scope: 'jobs:write' },
-    nullable: true,
-    extensions: restCreate('jobs'),
-    args: { input: t.arg({ type: CreateJobInput, required: true }) },
-    resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck(ctx.inputErrors);
-      const customerId = check.id('customerId', input.customerId as string | null | undefined);
-      const title = check.text('title', input.title, { max: 200, required: true });
-      const description = check.text('description', input.description, { max: 5000 });
-      await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
-      const keys = createKeys(check, input);
-      check.done();
-      return holdingExternalId(ctx, 'Job', keys.externalId, () => writing(ctx, (tx) => tx.job.create({
-        ...query,
-        data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
-      }), { customerId }));
-    },
-  }),
-);
+defineCreate('Job', {
+  description: 'Creates a job in status scheduled.',
+  scope: 'jobs:write',
+  rest: 'jobs',
+  input: CreateJobInput,
+  run: async (ctx, input, query) => {
+    const check = new InputCheck(ctx.inputErrors);
+    const customerId = check.id('customerId', input.customerId as string | null | undefined);
+    const title = check.text('title', input.title, { max: 200, required: true });
+    const description = check.text('description', input.description, { max: 5000 });
+    await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+    const keys = createKeys(check, input);
+    check.done();
+    return holdingExternalId(ctx, 'Job', keys.externalId, () => writing(ctx, (tx) => tx.job.create({
+      ...query,
+      data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
+    }), { customerId }));
+  },
+});

@@ -7,7 +7,7 @@ import { createKeys, holdingExternalId, integrationInputs } from './integration-
 import { builder } from './builder.js';
 import { writing } from './changes.js';
 import { requireReference } from './references.js';
-import { restCreate } from './resource.js';
+import { defineCreate } from './resource.js';
 import { InputCheck, MAX_AMOUNT, patchData } from './validation.js';
 
 const MAX_LINE_ITEMS = 100;
@@ -147,24 +147,20 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
       [date]: t.field({ type: 'Date' }),
     }),
   });
-  builder.mutationField(`create${type}`, (t) =>
-    t.prismaField({
-      type,
-      description: `Creates a draft ${kind} with the next number of the organization.`,
-      authScopes: { scope },
-      nullable: true,
-      extensions: rest ? restCreate(rest) : undefined,
-      args: { input: t.arg({ type: Input, required: true }) },
-      resolve: async (query, _root, { input }, ctx) => {
-        const checked = await checkBillingInput(ctx, input as BillingInput);
-        const organizationId = ctx.auth.organizationId;
-        const day = (input as unknown as Record<string, Date | null | undefined>)[date] ?? null;
-        return holdingExternalId(ctx, type, checked.externalId, () => writing(ctx, async (tx) => {
-          const data = { ...checked, organizationId, number: await nextNumber(tx, organizationId, kind), [date]: day };
-          const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
-          return model.create({ ...query, data }) as never;
-        }, { customerId: checked.customerId, jobId: checked.jobId }));
-      },
-    }),
-  );
+  defineCreate(type, {
+    description: `Creates a draft ${kind} with the next number of the organization.`,
+    scope,
+    rest,
+    input: Input,
+    run: async (ctx, input, query) => {
+      const checked = await checkBillingInput(ctx, input as BillingInput);
+      const organizationId = ctx.auth.organizationId;
+      const day = (input as unknown as Record<string, Date | null | undefined>)[date] ?? null;
+      return holdingExternalId(ctx, type, checked.externalId, () => writing(ctx, async (tx) => {
+        const data = { ...checked, organizationId, number: await nextNumber(tx, organizationId, kind), [date]: day };
+        const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
+        return model.create({ ...query, data });
+      }, { customerId: checked.customerId, jobId: checked.jobId }));
+    },
+  });
 }

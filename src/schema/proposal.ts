@@ -4,7 +4,7 @@ import { QuoteStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { QuoteStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
-import { defineResource, restCreate } from './resource.js';
+import { defineCreate, defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
 import { writing } from './changes.js';
 import { InputCheck, patchData } from './validation.js';
@@ -79,26 +79,23 @@ const CreateProposalInput = builder.inputType('CreateProposalInput', {
   }),
 });
 
-builder.mutationField('createProposal', (t) =>
-  t.prismaField({
-    type: 'Proposal',
-    description: 'Creates a draft proposal.',
-    authScopes: { scope: 'proposals:write' }, nullable: true,
-    extensions: restCreate('proposals'),
-    args: { input: t.arg({ type: CreateProposalInput, required: true }) },
-    resolve: async (query, _root, { input }, ctx) => {
-      const check = new InputCheck(ctx.inputErrors);
-      const customerId = check.id('customerId', input.customerId as string | null | undefined);
-      const title = check.text('title', input.title, { max: 200, required: true });
-      const totalAmount = check.amount('totalAmount', input.totalAmount);
-      const currency = check.currency('currency', input.currency);
-      await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
-      const keys = createKeys(check, input);
-      check.done();
-      return holdingExternalId(ctx, 'Proposal', keys.externalId, () => writing(ctx, (tx) => tx.proposal.create({
-        ...query,
-        data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, totalAmount, currency },
-      }), { customerId }));
-    },
-  }),
-);
+defineCreate('Proposal', {
+  description: 'Creates a draft proposal.',
+  scope: 'proposals:write',
+  rest: 'proposals',
+  input: CreateProposalInput,
+  run: async (ctx, input, query) => {
+    const check = new InputCheck(ctx.inputErrors);
+    const customerId = check.id('customerId', input.customerId as string | null | undefined);
+    const title = check.text('title', input.title, { max: 200, required: true });
+    const totalAmount = check.amount('totalAmount', input.totalAmount);
+    const currency = check.currency('currency', input.currency);
+    await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
+    const keys = createKeys(check, input);
+    check.done();
+    return holdingExternalId(ctx, 'Proposal', keys.externalId, () => writing(ctx, (tx) => tx.proposal.create({
+      ...query,
+      data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, totalAmount, currency },
+    }), { customerId }));
+  },
+});

@@ -16,6 +16,7 @@ import { canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListS
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter } from './references.js';
 import { registerResource } from './registry.js';
+import { registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
 
@@ -26,7 +27,7 @@ export interface RestExtension {
   /** URL segment: /v1/{path}. */
   path: string;
   /** `view`: a computed page over the resource, GET /v1/{path}/{verb} (customers/duplicates). */
-  kind: 'list' | 'item' | 'create' | 'update' | 'delete' | 'restore' | 'move' | 'related' | 'view';
+  kind: 'list' | 'item' | 'create' | 'update' | 'delete' | 'restore' | 'move' | 'related' | 'view' | 'upsert' | 'batch';
   /** Object-valued fields that are part of the record (not links to other records). */
   embedded?: string[];
   /** A move's URL segment: POST /v1/{path}/{id}/{verb} (a related list's: GET; a view's: GET /v1/{path}/{verb}). */
@@ -145,6 +146,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
 
   /** A mutation that changes one record: `(id, expectedVersion, ...more)` -> the record. */
   function changeField(name: string, options: { description: string; rest: ReturnType<typeof rest>; input?: InputObjectRef<SchemaTypes, object> }, run: (args: { id: string; expectedVersion?: number | null; input?: Record<string, unknown> }, ctx: Context, query: object) => Promise<unknown>) {
+    registerWrite(name, run as Write);
     builder.mutationField(name, (t) =>
       t.prismaField({
         type: spec.type,
@@ -233,3 +235,29 @@ function maintainedTotal<Status extends string>(ctx: Context, spec: ResourceSpec
 
 /** The REST row of a create mutation: `POST /v1/{path}`. */
 export const restCreate = (path: string) => restExtension({ path, kind: 'create' });
+
+interface CreateSpec<Input> {
+  description?: string;
+  scope: Scope;
+  /** REST path of `POST /v1/{path}`, where REST offers the create. */
+  rest?: string;
+  input: InputObjectRef<SchemaTypes, Input>;
+  /** Checks the input (every fault at once) and writes the record, answering it as `query` selects it. */
+  run: (ctx: Context, input: Input, query: object) => Promise<unknown>;
+}
+
+/** `create<Type>(input)`, and its write for upserts and batches. */
+export function defineCreate<Input>(type: ResourceType, spec: CreateSpec<Input>): void {
+  registerWrite(`create${type}`, ({ input }, ctx, query) => spec.run(ctx, input as Input, query));
+  builder.mutationField(`create${type}`, (t) =>
+    t.prismaField({
+      type,
+      description: spec.description,
+      authScopes: { scope: spec.scope },
+      nullable: true,
+      extensions: spec.rest ? restCreate(spec.rest) : undefined,
+      args: { input: t.arg({ type: spec.input, required: true }) },
+      resolve: (query, _root, args, ctx) => spec.run(ctx, (args as { input: Input }).input, query) as never,
+    }),
+  );
+}

@@ -1,0 +1,29 @@
+// A transaction that resolvers can use as their client: a write's own `$transaction(fn)`
+// runs inside it as a savepoint, so a dry run (graphql/dry-run.ts) or a batch
+// (schema/bulk.ts) holds many writes in one transaction, and a write that fails is undone
+// alone: the transaction stays usable (PostgreSQL refuses every statement after an error
+// until the savepoint is rolled back), e.g. to name the record an external id clashed with.
+import type { TenantClient, Tx } from './tenant.js';
+
+let savepoints = 0;
+
+export function nestedClient(tx: Tx): TenantClient {
+  const client: TenantClient = new Proxy(tx, {
+    get: (target, property, receiver) => {
+      if (property !== '$transaction') return Reflect.get(target, property, receiver);
+      return async (run: (tx: TenantClient) => Promise<unknown>) => {
+        const name = `nested_${++savepoints}`;
+        await tx.$executeRawUnsafe(`SAVEPOINT ${name}`);
+        try {
+          const result = await run(client);
+          await tx.$executeRawUnsafe(`RELEASE SAVEPOINT ${name}`);
+          return result;
+        } catch (error) {
+          await tx.$executeRawUnsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+          throw error;
+        }
+      };
+    },
+  }) as unknown as TenantClient;
+  return client;
+}

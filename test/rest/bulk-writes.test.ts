@@ -1,0 +1,150 @@
+// Upserts by external id and batches (CONTRACT section 10): PUT /v1/{resource}/by_external_id/{id}
+// and POST /v1/{resource}/batch, on REST and GraphQL: one record under concurrency, atomic
+// and partial batches with faults in several items, one event per item.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, gql, rest, startApi, type Api } from '../helpers/api.js';
+import { DB_KINDS } from '../helpers/databases.js';
+
+describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
+  let api: Api;
+  let acme: ReturnType<typeof rest>;
+  const put = (path: string, json: unknown, headers: Record<string, string> = {}) => call(`${api.url}/v1${path}`, { method: 'PUT', key: api.keys.acme, json, headers });
+  const count = async (path: string) => (await acme.get(path)).body.pagination.total as number;
+
+  beforeAll(async () => {
+    api = await startApi(kind, { acme: { org: 'Acme' }, reader: { org: 'Acme', scopes: 'customers:read' } }, { RATE_LIMIT_MAX: '10000' });
+    acme = rest(api, api.keys.acme!);
+  });
+  afterAll(() => api.stop());
+
+  it('PUT by_external_id creates (201, Location) then updates (200) the same record', async () => {
+    const created = await put('/customers/by_external_id/crm-42', { name: 'Ada', email: 'ada@x.example', metadata: { a: '1' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.headers.get('location')).toBe(`/v1/customers/${created.body.id}`);
+    expect(created.body).toMatchObject({ external_id: 'crm-42', name: 'Ada', version: 1 });
+    const updated = await put('/customers/by_external_id/crm-42', { name: 'Ada Lovelace', metadata: { b: '2' } });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({ id: created.body.id, name: 'Ada Lovelace', email: 'ada@x.example', version: 2, metadata: { a: '1', b: '2' } });
+    expect(updated.headers.get('etag')).toBe('"2"');
+    // An id with characters a path segment must escape.
+    const odd = await put(`/customers/by_external_id/${encodeURIComponent('hub/7 x')}`, { name: 'Odd' });
+    expect(odd.status).toBe(201);
+    expect(odd.body.external_id).toBe('hub/7 x');
+    const invalid = await put('/customers/by_external_id/crm-43', { name: '' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.errors).toEqual([{ param: 'name', message: 'must not be blank' }]);
+    expect((await call(`${api.url}/v1/customers/by_external_id/x`, { method: 'PUT', key: api.keys.reader, json: { name: 'x' } })).status).toBe(403);
+  });
+
+  it('ten concurrent upserts of one external id make one record', async () => {
+    const statuses = await Promise.all(Array.from({ length: 10 }, (_, i) => put('/customers/by_external_id/race-1', { name: `Racer ${i}` }).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(9);
+    expect(await count('/customers?external_id=race-1')).toBe(1);
+    expect((await acme.get('/customers?external_id=race-1')).body.data[0].version).toBe(10);
+  });
+
+  it('GraphQL upsert<Type> does the same; what only a create sets stays', async () => {
+    const customers = [(await acme.post('/customers', { name: 'C1' })).body.id, (await acme.post('/customers', { name: 'C2' })).body.id];
+    const mutation = 'mutation($id: String!, $input: CreateInvoiceInput!) { upsertInvoice(externalId: $id, input: $input) { id customerId totalAmount version externalId } }';
+    const line = (amount: number) => [{ description: 'x', quantity: 1, unitAmount: amount }];
+    const first = await gql(api, api.keys.acme!, mutation, { id: 'qb-1', input: { customerId: customers[0], currency: 'EUR', lineItems: line(100) } });
+    const second = await gql(api, api.keys.acme!, mutation, { id: 'qb-1', input: { customerId: customers[1], currency: 'EUR', lineItems: line(250) } });
+    expect(first.upsertInvoice).toMatchObject({ customerId: customers[0], totalAmount: 100, version: 1, externalId: 'qb-1' });
+    expect(second.upsertInvoice).toMatchObject({ id: first.upsertInvoice.id, customerId: customers[0], totalAmount: 250, version: 2 });
+  });
+
+  it('an atomic batch writes every item, each with its own event, in order', async () => {
+    const before = (await acme.get('/events?limit=1')).body.data[0]?.seq ?? 0;
+    const target = (await acme.post('/customers', { name: 'To update' })).body;
+    const doomed = (await acme.post('/customers', { name: 'To delete', external_id: 'doomed' })).body;
+    const response = await acme.post('/customers/batch', {
+      items: [
+        { op: 'create', data: { name: 'B1', email: 'b1@x.example' } },
+        { op: 'create', external_id: 'b2', data: { name: 'B2' } },
+        { op: 'upsert', external_id: 'crm-42', data: { name: 'Ada L.' } },
+        { op: 'update', id: target.id, data: { phone: '+14155550123' }, if_match: 1 },
+        { op: 'delete', external_id: 'doomed' },
+      ],
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.results.map((r: { index: number; status: number }) => [r.index, r.status])).toEqual([[0, 201], [1, 201], [2, 200], [3, 200], [4, 204]]);
+    expect(response.body.results[1].record).toMatchObject({ name: 'B2', external_id: 'b2', version: 1 });
+    expect(response.body.results[3].record).toMatchObject({ id: target.id, phone: '+14155550123', version: 2 });
+    expect(response.body.results[4].record).toBeUndefined();
+    expect((await acme.get(`/customers/${doomed.id}`)).status).toBe(404);
+    const events = (await acme.get(`/events?limit=20`)).body.data.filter((e: { seq: number }) => e.seq > before + 2).reverse();
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['customer.created', 'customer.created', 'customer.updated', 'customer.updated', 'customer.deleted']);
+    expect(events.map((e: { seq: number }) => e.seq)).toEqual([before + 3, before + 4, before + 5, before + 6, before + 7]);
+  });
+
+  it('an atomic batch with faults in several items writes nothing and names each as items[i].field', async () => {
+    const total = await count('/customers');
+    const response = await acme.post('/customers/batch', {
+      items: [
+        { op: 'create', data: { name: 'Fine' } },
+        { op: 'create', data: { name: 'Bad', email: 'not an address' } },
+        { op: 'update', id: '01a20d00-0000-7000-8000-000000000000', data: { name: 'Nobody' } },
+        { op: 'create', data: { name: 'Clash', external_id: 'b2' } },
+        { op: 'create', data: { nickname: 'x' } },
+      ],
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([
+      { param: 'items[1].email', message: expect.any(String) },
+      { param: 'items[2]', message: expect.stringContaining('No customer') },
+      { param: 'items[3].external_id', message: expect.stringContaining('is already the external id of customer') },
+      { param: 'items[4].nickname', message: 'is not a known field' },
+      { param: 'items[4].name', message: 'is required' },
+    ]);
+    expect(await count('/customers')).toBe(total);
+  });
+
+  it('a partial batch writes the good items and answers each failure in its result', async () => {
+    const total = await count('/customers');
+    const response = await acme.post('/customers/batch', {
+      mode: 'partial',
+      items: [
+        { op: 'create', data: { name: 'P1' } },
+        { op: 'create', data: { name: 'P2', email: 'nope' } },
+        { op: 'update', external_id: 'b2', data: { name: 'B2 again' }, if_match: 7 },
+        { op: 'create', data: { name: 'P3' } },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const [one, two, three, four] = response.body.results;
+    expect([one.status, two.status, three.status, four.status]).toEqual([201, 400, 412, 201]);
+    expect(two.error).toMatchObject({ code: 'BAD_REQUEST', errors: [{ param: 'email', message: expect.any(String) }] });
+    expect(three.error.code).toBe('PRECONDITION_FAILED');
+    expect(await count('/customers')).toBe(total + 2);
+  });
+
+  it('bounds and malformed bodies are 400s; Idempotency-Key covers the whole call; a dry run writes nothing', async () => {
+    const many = await acme.post('/customers/batch', { items: Array.from({ length: 101 }, (_, i) => ({ op: 'create', data: { name: `N${i}` } })) });
+    expect(many.status).toBe(400);
+    expect(many.body.errors).toEqual([{ param: 'items', message: 'must hold 1 to 100 items' }]);
+    const malformed = await acme.post('/customers/batch', { items: [{ op: 'merge' }, 'x'], extra: 1 });
+    expect(malformed.body.errors.map((e: { param: string }) => e.param)).toEqual(['extra', 'items[0].op', 'items[1]']);
+    const total = await count('/customers');
+    const body = { items: [{ op: 'create', data: { name: 'Once' } }, { op: 'create', data: { name: 'Twice' } }] };
+    const first = await acme.post('/customers/batch', body, { 'idempotency-key': 'batch-1' });
+    const again = await acme.post('/customers/batch', body, { 'idempotency-key': 'batch-1' });
+    expect(again.body).toEqual(first.body);
+    expect(await count('/customers')).toBe(total + 2);
+    const dry = await acme.post('/customers/batch', body, { prefer: 'dry-run' });
+    expect(dry.status).toBe(200);
+    expect(dry.headers.get('dry-run')).toBe('true');
+    expect(await count('/customers')).toBe(total + 2);
+  });
+
+  it('GraphQL batch<Type>s takes the same items', async () => {
+    const data = await gql(api, api.keys.acme!, `mutation { batchJobs(mode: partial, items: [
+      { op: create, data: { customerId: "nope", title: "x" } },
+      { op: upsert, externalId: "job-9", data: { customerId: "${(await acme.get('/customers?limit=1')).body.data[0].id}", title: "Upserted" } }
+    ]) { results { index status record { title externalId } error { code errors { param } } } } }`);
+    expect(data.batchJobs.results).toEqual([
+      { index: 0, status: 400, record: null, error: { code: 'BAD_REQUEST', errors: [{ param: 'customerId' }] } },
+      { index: 1, status: 201, record: { title: 'Upserted', externalId: 'job-9' }, error: null },
+    ]);
+  });
+});
