@@ -7,6 +7,7 @@
 // npm run bench -- one [--scenario rest-list|graphql-list|nested --customers 100000]
 // npm run bench -- cpu [--customers 100000 --only REST|GraphQL|Prisma|pg]
 // npm run bench -- fanout
+// npm run bench -- lists [--customers 100000 --duration 5 --warmup 2 --connections 4]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -31,9 +32,10 @@ const { values, positionals } = parseArgs({
   options: {
     customers: { type: 'string', default: '100000' },
     'pglite-customers': { type: 'string', default: '10000' },
-    duration: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '64' },
+    // Defaults per subcommand below (the lists rows are short and measure latency, not load).
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
     minutes: { type: 'string', default: '5' },
     burst: { type: 'string', default: '2000' },
     sequential: { type: 'string', default: '200' },
@@ -44,9 +46,10 @@ const { values, positionals } = parseArgs({
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DURATION = Number(values.duration);
-const WARMUP = Number(values.warmup);
-const CONNECTIONS = Number(values.connections);
+const LISTS = positionals[0] === 'lists';
+const DURATION = Number(values.duration ?? (LISTS ? 5 : 10));
+const WARMUP = Number(values.warmup ?? (LISTS ? 2 : 3));
+const CONNECTIONS = Number(values.connections ?? (LISTS ? 4 : 64));
 
 /**
  * The service as in production: compiled (npm run build), started by the command of
@@ -669,6 +672,54 @@ async function fanout() {
   console.log('\n' + md);
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout };
+/**
+ * The lists screens ask for (issue #27) at scale: each row's latency beside the plain list,
+ * the plan of each of its statements, and every sort's plan first and 2,000 records deep
+ * (bench/lists.ts). Loaded only here: it records the SQL of this process's pg clients.
+ */
+async function lists() {
+  const { data, seedSeconds } = await seeded('crm_lists', Number(values.customers));
+  const [{ varyListData }, list] = await Promise.all([import('./list-data.js'), import('./lists.js')]);
+  const varying = performance.now();
+  const spread = await varyListData(data.databaseUrl, data.organizationId);
+  const varySeconds = ((performance.now() - varying) / 1000).toFixed(1);
+  const local = await list.inProcess(data);
+  let rows: Awaited<ReturnType<typeof list.listRows>>;
+  const plans = new Map<string, Awaited<ReturnType<typeof list.plansOf>>>();
+  let audit: Awaited<ReturnType<typeof list.audit>>;
+  try {
+    rows = await list.listRows(local.get);
+    for (const row of rows) plans.set(row.name, await list.plansOf(local, row.path));
+    audit = await list.audit(local);
+  } finally {
+    await local.close();
+  }
+  const loadBefore = loadavg()[0]!.toFixed(1);
+  // From source, with production's flags and NODE_ENV (start() sets it): every row is compared
+  // with the plain list of the same run, and the rows need no clean build of the shared tree.
+  const fromSource = ['--max-semi-space-size=32', ...typescript('src/main.ts')];
+  const service = await start('service', fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
+  const timings = new Map<string, Awaited<ReturnType<typeof list.timeRequests>>>();
+  try {
+    for (const row of rows) {
+      timings.set(row.name, await list.timeRequests(service.url, row.path, keys, { connections: CONNECTIONS, warmup: WARMUP, seconds: DURATION }));
+      console.log(JSON.stringify({ row: row.name, ...timings.get(row.name) }));
+    }
+  } finally {
+    await stop(service);
+  }
+  const md = list.listsMarkdown(rows, timings, plans, audit, [
+    `${values.customers} customers in the measured organization, with ${spread}; seeded in ${seedSeconds} s, dates, amounts and statuses varied in ${varySeconds} s (bench/list-data.ts). ` +
+      `The service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process; ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s measured per row, every request's latency timed by the bench; Node ${process.version}; ` +
+      `1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with other work).`,
+  ]);
+  mkdirSync('bench/results', { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  writeFileSync(`bench/results/lists-${stamp}.md`, md);
+  writeFileSync(`bench/results/lists-latest.md`, md);
+  console.log(`\n${md.split('\n## ')[0]}\nFull results (plans, audit): bench/results/lists-${stamp}.md`);
+}
+
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { DataDirLockedError } from '../../src/db/data-dir-lock.js';
 import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/db/migrator.js';
-import { pendingMigrationSql } from '../../scripts/schema-diff.js';
+import { pendingMigrationSql, SQL_ONLY_INDEXES } from '../../scripts/schema-diff.js';
 import { DB_KINDS, freshDatabase, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const committed = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
@@ -56,6 +56,19 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     expect(await migrate(db.sql)).toEqual([]);
     const [{ count }] = (await db.sql.query<{ count: number }>('SELECT count(*)::int AS count FROM "_prisma_migrations"')) as [{ count: number }];
     expect(count).toBe(committed.length);
+  });
+
+  it('create the SQL-only list indexes the schema comparison leaves out, nulls last', async () => {
+    const test = await migratedDatabase(kind);
+    cleanup.push(test.drop);
+    const db = await open(test);
+    cleanup.push(() => db.close());
+    const rows = await db.sql.query<{ indexname: string; indexdef: string }>(
+      "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND indexname = ANY($1::text[]) ORDER BY indexname",
+      [SQL_ONLY_INDEXES],
+    );
+    expect(rows.map((r) => r.indexname)).toEqual([...SQL_ONLY_INDEXES].sort());
+    for (const row of rows) expect(row.indexdef).toMatch(/\(organization_id, \w+ DESC NULLS LAST, id DESC\) WHERE \(deleted_at IS NULL\)$/);
   });
 
   it('roll back a failing migration entirely and refuse to continue past it', async () => {
