@@ -1,7 +1,8 @@
 // How a GraphQL request counts against its key's rate limit: one unit per root field (the
 // first was counted when the request was admitted), so aliasing many root fields into one
 // request cannot multiply a key's allowance. A REST request runs one root field: one unit.
-import { getOperationAST, type DocumentNode } from 'graphql';
+// A batch counts one unit per ten items (100 items: 10 units), a tenth of single calls.
+import { getOperationAST, Kind, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Admission } from '../auth/admission.js';
 import { apiError } from '../errors.js';
@@ -15,7 +16,7 @@ export function useRateLimitCharge(rateLimiter: RateLimiter): Plugin<{ admission
       const document = args.document as DocumentNode;
       const operation = getOperationAST(document, args.operationName);
       // Fields wrapped in fragments run, so they count too.
-      const extra = (operation ? rootFieldKeys(document, operation).size : 1) - 1;
+      const extra = (operation ? rootFieldKeys(document, operation).size + batchUnits(operation, args.variableValues) : 1) - 1;
       if (extra <= 0) return;
       admission.rate = await rateLimiter.consume(`key:${admission.auth.keyId}`, extra);
       if (admission.rate.limited) {
@@ -29,4 +30,19 @@ export function useRateLimitCharge(rateLimiter: RateLimiter): Plugin<{ admission
       }
     },
   };
+}
+
+export const ITEMS_PER_UNIT = 10;
+
+/** The units a batch's items add to its own: one per ten items after the first ten. */
+function batchUnits(operation: OperationDefinitionNode, variables: Record<string, unknown> | null | undefined): number {
+  let units = 0;
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD || !/^batch[A-Z]/.test(selection.name.value)) continue;
+    const items = selection.arguments?.find((argument) => argument.name.value === 'items')?.value;
+    const given = items?.kind === Kind.VARIABLE ? variables?.[items.name.value] : undefined;
+    const count = items?.kind === Kind.LIST ? items.values.length : Array.isArray(given) ? given.length : 1;
+    units += Math.ceil(Math.min(Math.max(count, 1), 100) / ITEMS_PER_UNIT) - 1;
+  }
+  return units;
 }

@@ -12,7 +12,7 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
   const count = async (path: string) => (await acme.get(path)).body.pagination.total as number;
 
   beforeAll(async () => {
-    api = await startApi(kind, { acme: { org: 'Acme' }, reader: { org: 'Acme', scopes: 'customers:read' } }, { RATE_LIMIT_MAX: '10000' });
+    api = await startApi(kind, { acme: { org: 'Acme' }, reader: { org: 'Acme', scopes: 'customers:read' } }, { RATE_LIMIT_MAX: '5000', RATE_LIMIT_WINDOW_SECONDS: '86400' });
     acme = rest(api, api.keys.acme!);
   });
   afterAll(() => api.stop());
@@ -146,5 +146,13 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
       { index: 0, status: 400, record: null, error: { code: 'BAD_REQUEST', errors: [{ param: 'customerId' }] } },
       { index: 1, status: 201, record: { title: 'Upserted', externalId: 'job-9' }, error: null },
     ]);
+  });
+
+  it('a batch counts one rate-limit unit per ten items', async () => {
+    const remaining = async (response: Promise<{ headers: Headers }>) => Number((await response).headers.get('ratelimit-remaining'));
+    const before = await remaining(acme.get('/customers?limit=1'));
+    const after = await remaining(acme.post('/customers/batch', { mode: 'partial', items: Array.from({ length: 25 }, (_, i) => ({ op: 'create', data: { name: `Unit ${i}` } })) }));
+    // The GET took one; the batch of 25 takes three.
+    expect(before - after).toBe(3);
   });
 });
