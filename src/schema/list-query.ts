@@ -305,37 +305,36 @@ export function readPosition(keys: SortKey[], position: string): unknown[] | und
   return [...keys.map((k, i) => (values[i] === null ? null : asValue(k.kind, values[i]))), values.at(-1)];
 }
 
-/** Records strictly past `value` in this key's order (undefined when none can be: past a null, nulls being last). */
-function beyond(key: SortKey, value: unknown): object | undefined {
-  if (value === null) return undefined;
-  const later = key.values
-    ? { in: key.direction === 'asc' ? key.values.slice(key.values.indexOf(String(value)) + 1) : key.values.slice(0, key.values.indexOf(String(value))) }
-    : { [key.direction === 'asc' ? 'gt' : 'lt']: value };
-  return key.nullable ? { OR: [{ [key.column]: later }, { [key.column]: null }] } : { [key.column]: later };
-}
-
-/** Records at or past `value`: a bound on the leading key an index can seek to. */
-function atOrBeyond(key: SortKey, value: unknown): object | undefined {
-  if (value === null) return { [key.column]: null };
-  if (key.nullable) return undefined;
+/**
+ * The records past `value` in this key's order, as index ranges in that order: later values
+ * (an enumeration's one by one: a set of them is no range), then the nulls (which sort last).
+ */
+function pastSegments(key: SortKey, value: unknown): object[] {
+  if (value === null) return [];
+  const segments: object[] = [];
   if (key.values) {
     const at = key.values.indexOf(String(value));
-    return { [key.column]: { in: key.direction === 'asc' ? key.values.slice(at) : key.values.slice(0, at + 1) } };
+    const later = key.direction === 'asc' ? key.values.slice(at + 1) : key.values.slice(0, at).reverse();
+    for (const next of later) segments.push({ [key.column]: next });
+  } else {
+    segments.push({ [key.column]: { [key.direction === 'asc' ? 'gt' : 'lt']: value } });
   }
-  return { [key.column]: { [key.direction === 'asc' ? 'gte' : 'lte']: value } };
+  if (key.nullable) segments.push({ [key.column]: null });
+  return segments;
 }
 
 /**
- * The records after a position in the keys' order (keyset pagination): for each key, those
- * equal on the keys before it and past it on this one; last, equal on all and past the id.
+ * The records after a position in the keys' order (keyset pagination), as segments in that
+ * order, each an index range: equal on every key and past the id; then, from the last key to
+ * the first, equal on the keys before it and past it. Read one after the other until a page
+ * is full, a page costs the same however deep (one condition of OR'ed branches made the
+ * database walk every earlier row of a nullable or enumerated key).
  */
-export function keysetAfter(keys: SortKey[], values: unknown[]): object {
-  const branches: object[] = [];
-  for (let i = 0; i <= keys.length; i++) {
-    const equal = keys.slice(0, i).map((k, j) => ({ [k.column]: values[j] }));
-    const past = i < keys.length ? beyond(keys[i]!, values[i]) : { id: { [keys.at(-1)!.direction === 'asc' ? 'gt' : 'lt']: values[keys.length] } };
-    if (past) branches.push({ AND: [...equal, past] });
+export function keysetSegments(keys: SortKey[], values: unknown[]): object[] {
+  const equal = (n: number) => keys.slice(0, n).map((k, j) => ({ [k.column]: values[j] }));
+  const segments: object[] = [{ AND: [...equal(keys.length), { id: { [keys.at(-1)!.direction === 'asc' ? 'gt' : 'lt']: values[keys.length] } }] }];
+  for (let i = keys.length - 1; i >= 0; i--) {
+    for (const past of pastSegments(keys[i]!, values[i])) segments.push({ AND: [...equal(i), past] });
   }
-  const bound = atOrBeyond(keys[0]!, values[0]);
-  return { AND: [...(bound ? [bound] : []), { OR: branches }] };
+  return segments;
 }

@@ -7,7 +7,7 @@ import { invalidInput, type FieldError } from '../errors.js';
 import type { Context } from '../context.js';
 import { builder, type Types } from './builder.js';
 import { readCursor, writeCursor, type CursorScope, type Filters, type Order } from './cursor.js';
-import { keysetAfter, positionOf, prismaOrderBy, readPosition, type SortKey } from './list-query.js';
+import { keysetSegments, positionOf, prismaOrderBy, readPosition, type SortKey } from './list-query.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -132,20 +132,22 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
     ...(includeDeleted ? { deletedAt: undefined } : {}),
     ...(updatedSince ? { updatedAt: { gte: new Date(String(updatedSince)) } } : {}),
   };
-  const after = !cursor ? {} : order === 'changes' ? { changeSeq: { gt: BigInt(cursor.position) } } : order === 'sorted' ? sortedAfter(keys, cursor.position) : olderThan(cursor.position);
+  const after = !cursor ? {} : order === 'changes' ? { changeSeq: { gt: BigInt(cursor.position) } } : order === 'sorted' ? undefined : olderThan(cursor.position);
   const counted = includeDeleted || updatedSince ? undefined : list.counted?.(own);
   // Rows counted one by one (a search, a sync) are counted once per walk, on its first page:
   // later pages carry that total in their cursor, so a deep page costs what the first did.
   const carried = counted ? undefined : cursor?.total;
-  const [rows, total] = await Promise.all([
+  const rowsWhere = (condition: object, take: number) =>
     model.findMany({
       ...withKeys(query, keys),
       // `matching` stays at the top: the tenant client reads `deletedAt` there.
-      where: { ...matching, AND: [...((matching as { AND?: object[] }).AND ?? []), after] },
+      where: { ...matching, AND: [...((matching as { AND?: object[] }).AND ?? []), condition] },
       orderBy: order === 'changes' ? [{ changeSeq: 'asc' as const }] : order === 'sorted' ? prismaOrderBy(keys!) : NEWEST_FIRST,
       skip: cursor ? 0 : skip,
-      take: limit + 1,
-    }),
+      take,
+    });
+  const [rows, total] = await Promise.all([
+    after === undefined ? sortedPage(rowsWhere, sortedSegments(keys, cursor!.position), limit + 1) : rowsWhere(after, limit + 1),
     paged ? (carried ?? (counted ? counted() : model.count({ where: matching }))) : 0,
   ]);
   const hasMore = rows.length > limit;
@@ -172,11 +174,21 @@ function withKeys(query: object, keys: SortKey[] = []): object {
   return select ? { ...query, select: { ...select, ...sorted, id: true, createdAt: true, changeSeq: true } } : query;
 }
 
-/** Records after a sorted position (the cursor was made for these keys: its MAC says so). */
-function sortedAfter(keys: SortKey[] | undefined, position: string): object {
+/** The segments after a sorted position (the cursor was made for these keys: its MAC says so). */
+function sortedSegments(keys: SortKey[] | undefined, position: string): object[] {
   const values = keys && readPosition(keys, position);
   if (!values) throw invalidInput([{ param: 'cursor', message: 'is not a cursor of this list (use a nextCursor exactly as received)' }]);
-  return keysetAfter(keys!, values);
+  return keysetSegments(keys!, values);
+}
+
+/** Up to `take` records from the segments, read in order until enough. */
+async function sortedPage<T>(rowsWhere: (condition: object, take: number) => Promise<T[]>, segments: object[], take: number): Promise<T[]> {
+  const rows: T[] = [];
+  for (const segment of segments) {
+    if (rows.length >= take) break;
+    rows.push(...(await rowsWhere(segment, take - rows.length)));
+  }
+  return rows;
 }
 
 /** Records after (older than) the newest-first position `createdAt|id`. */
