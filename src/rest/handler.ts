@@ -6,6 +6,7 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { apiError, codeOf, errorHeaders, type FieldError } from '../errors.js';
 import { problemResponse } from '../http/problem.js';
 import { readBody } from '../http/read-body.js';
+import { csvBody } from '../imports/body.js';
 import { bodyToInput } from './body.js';
 import { restQuery, type Shape } from './list-params.js';
 import { restParam, snakeCase } from './names.js';
@@ -58,13 +59,16 @@ const BATCH_OPS = ['create', 'update', 'upsert', 'delete'];
 /**
  * A batch body `{ items: [{ op, id?, external_id?, data?, if_match? }], mode? }` as variables:
  * each item's `data` in the input type of its op, snake_case to the input's fields. A malformed
- * item is a 400 at once; faults in an item's data are the item's own (named `items[i].field`),
- * so a partial batch answers them in that item's result.
+ * body is answered with every fault at once, by the operation (so a key without the scope
+ * hears 403 first): it gets no items and the faults. Faults in an item's data are the item's
+ * own (named `items[i].field`), so a partial batch answers them in that item's result.
  */
 function batchVariables(route: Route, body: unknown): BodyVariables {
   const errors: FieldError[] = [];
   const inputErrors: FieldError[] = [];
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The body must be a JSON object.', [{ param: 'body', message: 'must be an object: { "items": [...], "mode": "atomic" | "partial" }' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { variables: { items: [] }, inputErrors: [{ param: 'body', message: 'must be an object: { "items": [...], "mode": "atomic" | "partial" }' }] };
+  }
   const { items, mode, ...unknown } = body as Record<string, unknown>;
   for (const name of Object.keys(unknown)) errors.push({ param: name, message: 'is not a known field (items, mode)' });
   if (mode !== undefined && mode !== 'atomic' && mode !== 'partial') errors.push({ param: 'mode', message: 'must be atomic or partial' });
@@ -91,7 +95,7 @@ function batchVariables(route: Route, body: unknown): BodyVariables {
     }
     return renamed;
   });
-  if (errors.length > 0) throw badRequest(`Invalid batch: ${errors.map((e) => e.param).join(', ')}.`, errors);
+  if (errors.length > 0) return { variables: { items: [] }, inputErrors: errors };
   return { variables: { items: translated, ...(mode ? { mode } : {}) }, inputErrors };
 }
 
@@ -173,6 +177,8 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       variables = body.variables;
       inputErrors = body.inputErrors;
     }
+    // An import's body is the CSV file itself, its own size cap (src/imports/body.ts).
+    if (route.kind === 'import') variables = { ...query.variables, csv: await csvBody(request) };
     if (route.kind === 'create' || route.kind === 'update' || route.kind === 'upsert' || (route.kind === 'move' && route.input && request.headers.has('content-type'))) {
       const body = await bodyVariables(request, route);
       variables = { ...variables, ...body.variables };
@@ -204,6 +210,8 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
     if (route.kind === 'item' && etag && unchanged(request, etag)) return new Response(null, { status: 304, headers });
     if (route.kind === 'item') return Response.json(sparse(data as Record<string, unknown>), { headers });
     if (route.kind === 'batch') return Response.json(batchResults(data as BatchAnswer));
+    // An import is accepted and runs in the background: 202, and where to follow it.
+    if (route.kind === 'import') return Response.json(data, { status: 202, headers: { location: `${base}/${route.resource.path}/${(data as { id: string }).id}` } });
     // An upsert that created answers like a create (a new record is at version 1).
     if (route.kind === 'create' || (route.kind === 'upsert' && (data as { version?: number }).version === 1)) {
       const location = `${base}/${route.resource.path}/${(data as { id: string }).id}`;

@@ -181,6 +181,8 @@ async function runItem(ctx: Context, schema: GraphQLSchema, type: ResourceType, 
  * alone and answered with its error.
  */
 export async function runBatch(ctx: Context, schema: GraphQLSchema, type: ResourceType, items: readonly BatchItem[], mode: 'atomic' | 'partial'): Promise<{ results: ItemResult[] }> {
+  // A malformed REST body comes as no items and its faults (rest/handler.ts).
+  if (items.length === 0 && ctx.inputErrors?.length) throw invalidInput(ctx.inputErrors);
   if (items.length === 0 || items.length > MAX_BATCH) throw invalidInput([{ param: 'items', message: `must hold 1 to ${MAX_BATCH} items` }]);
   const prior = faultsByItem(ctx.inputErrors);
   const results: ItemResult[] = [];
