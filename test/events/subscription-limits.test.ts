@@ -77,9 +77,11 @@ describe.each(DB_KINDS)('subscription limits on %s', (kind) => {
       const received = await Promise.all(expected.map((stream) => stream.events(1)));
       expect(new Set(received.map(([event]) => event!.data.object.name)).size).toBe(1);
       // Beside its INSERT (and a key's last-use write, at most once a minute), the event's load.
+      // A load of an earlier commit's event may still finish after the reset (a busy machine).
       const statements = app.statements().filter((sql) => !/"api_keys"/.test(sql));
-      expect(statements[0]).toMatch(/^INSERT INTO customers/);
-      return statements.slice(1);
+      const insert = statements.findIndex((sql) => /^INSERT INTO customers/.test(sql));
+      expect(insert).toBeGreaterThanOrEqual(0);
+      return statements.slice(insert + 1);
     }
     const one = await open((await app.key()).key);
     const alone = await fanOut([one], [one]);
