@@ -1,17 +1,23 @@
-// API keys: `svc_live_` + 32 base62 characters (~190 random bits). Only a SHA-256 of the
+// API keys: `svc_live_` (or `svc_test_`, test mode: see modes.ts) + 32 base62 characters
+// (~190 random bits). Only a SHA-256 of the
 // key is stored (the key has far more entropy than a password, so a fast hash is the
 // standard choice), plus a short display prefix.
 import { createHash, randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Mode } from './modes.js';
 import type { Scope } from './scopes.js';
 
 export const KEY_PREFIX = 'svc_live_';
+const PREFIXES: Record<Mode, string> = { live: KEY_PREFIX, test: 'svc_test_' };
 const SECRET_LENGTH = 32;
 const DISPLAY_LENGTH = KEY_PREFIX.length + 8;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-export const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${SECRET_LENGTH}}$`);
+export const KEY_PATTERN = new RegExp(`^svc_(live|test)_[0-9A-Za-z]{${SECRET_LENGTH}}$`);
 
-export function generateKey(): string {
+/** A key's mode, read from its prefix. */
+export const modeOfKey = (key: string): Mode => (key.startsWith(PREFIXES.test) ? 'test' : 'live');
+
+export function generateKey(mode: Mode = 'live'): string {
   let secret = '';
   while (secret.length < SECRET_LENGTH) {
     for (const byte of randomBytes(64)) {
@@ -19,7 +25,7 @@ export function generateKey(): string {
       if (byte < 248 && secret.length < SECRET_LENGTH) secret += BASE62[byte % 62];
     }
   }
-  return KEY_PREFIX + secret;
+  return PREFIXES[mode] + secret;
 }
 
 export function hashKey(key: string): string {
@@ -35,11 +41,13 @@ export interface NewKey {
   name: string;
   scopes: Scope[];
   expiresAt?: Date | null;
+  /** Its organization's mode (a test twin's keys are svc_test_). */
+  mode?: Mode;
 }
 
 /** Creates a key and returns it with the secret: the only time the secret exists. */
 export async function createApiKey(prisma: PrismaClient, input: NewKey) {
-  const key = generateKey();
+  const key = generateKey(input.mode);
   const record = await prisma.apiKey.create({
     data: {
       organizationId: input.organizationId,

@@ -2,13 +2,14 @@
 import { parseArgs } from 'node:util';
 import { createApiKey, findApiKey } from '../auth/api-keys.js';
 import { hashPassword } from '../auth/passwords.js';
+import { MODES, organizationFor, type Mode } from '../auth/modes.js';
 import { parseScopes } from '../auth/scopes.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { withDatabase } from './runtime.js';
 
 const USAGE = `usage:
-  cli keys create --org <name> [--scopes <s1,s2,...|all>] [--name <label>] [--expires-at <ISO date>]
-  cli keys list --org <name>
+  cli keys create --org <name> [--mode live|test] [--scopes <s1,s2,...|all>] [--name <label>] [--expires-at <ISO date>]
+  cli keys list --org <name>   (live and test keys)
   cli keys revoke <key | display-prefix | id>
   cli users create --org <name> --email <e> --password-stdin`;
 
@@ -33,9 +34,11 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   async 'keys create'(args) {
     const { values } = parseArgs({
       args,
-      options: { org: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } },
+      options: { org: { type: 'string' }, mode: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } },
     });
     const org = requireOption(values.org, '--org');
+    const mode = (values.mode ?? 'live') as Mode;
+    if (!MODES.includes(mode)) throw new UsageError('--mode must be live or test');
     let scopes;
     try {
       scopes = parseScopes(values.scopes ?? 'all');
@@ -45,14 +48,16 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
     const expiresAt = values['expires-at'] ? new Date(values['expires-at']) : null;
     if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date');
     await withDatabase(async ({ prisma }) => {
-      const organization = await organizationByName(prisma, org);
+      // A test key works in the organization's test twin (auth/modes.ts).
+      const organization = await organizationFor(prisma, await organizationByName(prisma, org), mode);
       const { key, record } = await createApiKey(prisma, {
         organizationId: organization.id,
         name: values.name?.trim() || 'CLI key',
         scopes,
         expiresAt,
+        mode,
       });
-      console.error(`Created key ${record.prefix}… (id ${record.id}) for ${organization.name} with scopes ${scopes.join(',')}.`);
+      console.error(`Created ${mode} key ${record.prefix}… (id ${record.id}) for ${org} with scopes ${scopes.join(',')}.`);
       console.error('It is shown once; store it now.');
       console.log(key);
     });
@@ -64,7 +69,8 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
     await withDatabase(async ({ prisma }) => {
       const organization = await prisma.organization.findUnique({ where: { name: org } });
       if (!organization) throw new Error(`no organization named "${org}"`);
-      const keys = await prisma.apiKey.findMany({ where: { organizationId: organization.id }, orderBy: { createdAt: 'desc' } });
+      const twin = await prisma.organization.findUnique({ where: { liveId: organization.id } });
+      const keys = await prisma.apiKey.findMany({ where: { organizationId: { in: [organization.id, ...(twin ? [twin.id] : [])] } }, orderBy: { createdAt: 'desc' } });
       const now = new Date();
       for (const k of keys) {
         const status = k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active';

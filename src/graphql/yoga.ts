@@ -54,7 +54,7 @@ const SCHEMA_REFETCH_SCRIPT = `<script>
   setInterval(() => {
     const editors = document.querySelectorAll('.graphiql-editor-tool .graphiql-editor');
     const text = Array.from(editors, (editor) => editor.textContent || '').join(' ');
-    const key = (text.match(/svc_live_[A-Za-z0-9]{32}/) || [''])[0];
+    const key = (text.match(/svc_(?:live|test)_[A-Za-z0-9]{32}/) || [''])[0];
     if (!key || key === seen) return;
     seen = key;
     const button = document.querySelector('[aria-label^="Re-fetch GraphQL schema"]');

@@ -60,7 +60,21 @@ export function commandLineSuite(kind: DbKind): void {
       expect(rows[0]).toEqual({ scopes: ['customers:read', 'jobs:read'], orgs: 1 });
     });
 
+    it('keys create --mode test makes a svc_test_ key in the organization\'s test twin, made once', async () => {
+      const first = await cli('keys', 'create', '--org', 'Acme', '--mode', 'test');
+      const second = await cli('keys', 'create', '--org', 'Acme', '--mode', 'test', '--name', 'Second');
+      expect([first.code, second.code]).toEqual([0, 0]);
+      expect(lastLine(first.stdout)).toMatch(/^svc_test_[0-9A-Za-z]{32}$/);
+      const rows = await query<{ mode: string; live: string }>(
+        `SELECT o.mode, l.name AS live FROM api_keys k JOIN organizations o ON o.id = k.organization_id JOIN organizations l ON l.id = o.live_id WHERE k.prefix IN ($1, $2)`,
+        [lastLine(first.stdout).slice(0, 17), lastLine(second.stdout).slice(0, 17)],
+      );
+      expect(rows).toEqual([{ mode: 'test', live: 'Acme' }, { mode: 'test', live: 'Acme' }]);
+      expect((await query<{ n: number }>(`SELECT count(*)::int AS n FROM organizations WHERE mode = 'test'`))[0]!.n).toBe(1);
+    });
+
     it.each([
+      [['keys', 'create', '--org', 'Acme', '--mode', 'staging'], /--mode must be live or test/],
       [['keys', 'create', '--scopes', 'all'], /--org is required/],
       [['keys', 'create', '--org', 'Acme', '--scopes', 'customers:delete'], /unknown scope "customers:delete"/],
       [['keys', 'frobnicate'], /usage:/],

@@ -3,6 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { hashPassword } from '../../src/auth/passwords.js';
+import { organizationFor, type Mode } from '../../src/auth/modes.js';
 import { parseScopes } from '../../src/auth/scopes.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
@@ -16,6 +17,8 @@ export interface KeySpec {
   scopes?: string;
   expiresAt?: Date;
   revoked?: boolean;
+  /** A svc_test_ key, in the organization's test twin. */
+  mode?: Mode;
 }
 
 export interface Api {
@@ -41,8 +44,10 @@ export async function makeKeys(db: TestDatabase, specs: Record<string, KeySpec>)
 async function keysIn(open: Database, specs: Record<string, KeySpec>): Promise<Record<string, string>> {
   const keys: Record<string, string> = {};
   for (const [name, spec] of Object.entries(specs)) {
-    const organization = await open.prisma.organization.upsert({ where: { name: spec.org }, create: { name: spec.org }, update: {} });
+    const live = await open.prisma.organization.upsert({ where: { name: spec.org }, create: { name: spec.org }, update: {} });
+    const organization = await organizationFor(open.prisma, live, spec.mode ?? 'live');
     const { key, record } = await createApiKey(open.prisma, {
+      mode: spec.mode,
       organizationId: organization.id,
       name,
       scopes: parseScopes(spec.scopes ?? 'all'),
