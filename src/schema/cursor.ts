@@ -53,7 +53,7 @@ const refused = (message: string) => invalidInput([{ param: 'cursor', message }]
 function isFilters(value: unknown): value is Filters {
   return (
     typeof value === 'object' && value !== null && !Array.isArray(value) &&
-    Object.values(value).every((v) => (typeof v === 'string' && v.length <= 4000) || typeof v === 'boolean')
+    Object.values(value).every((v) => (typeof v === 'string' && v.length <= 16000) || typeof v === 'boolean')
   );
 }
 
@@ -64,7 +64,7 @@ function isFilters(value: unknown): value is Filters {
 export function readCursor(raw: string, scope: CursorScope, requested: Filters): CursorState {
   let body: { o?: unknown; p?: unknown; k?: unknown; f?: unknown; t?: unknown; h?: unknown };
   try {
-    if (raw.length > 12000 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url');
+    if (raw.length > 40000 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url');
     body = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
     if (typeof body !== 'object' || body === null) throw new Error('not an object');
   } catch {
