@@ -9,9 +9,14 @@ import { createEventHub } from './events/hub.js';
 import { scheduleEventPurge } from './events/retention.js';
 import type { Logger } from './logger.js';
 import { createRateLimiter } from './rate-limit.js';
+// Request logs: written in batches off the request path, purged after 7 days.
+import { scheduleRequestLogPurge } from './request-logs/retention.js';
+import { createRequestLogWriter } from './request-logs/writer.js';
 import { createApp } from './server.js';
 import { schema } from './schema/index.js';
 import { startDeliveries } from './webhooks/delivery.js';
+// CSV imports: each instance's loop writes leased imports in the background.
+import { startImports } from './imports/worker.js';
 import { lazySecretBox } from './webhooks/secrets.js';
 import { counterInPrimary, throttlesInPrimary } from './cluster/shared.js';
 
@@ -45,10 +50,13 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
   const box = lazySecretBox(db.prisma, config.webhooks.secretKey);
   const events = createEventHub(db, log);
   const deliveries = startDeliveries({ db, hub: events, log, schema, box, config: config.webhooks });
+  const imports = startImports({ db, log, schema });
   const stopPurges = [
     scheduleTombstonePurge(db.prisma, config.tombstoneRetentionDays, log),
     scheduleEventPurge(db.prisma, config.eventRetentionDays, log),
+    scheduleRequestLogPurge(db.prisma, log),
   ];
+  const requestLogs = createRequestLogWriter(db.prisma, log);
   const app = createApp({
     db,
     log,
@@ -59,6 +67,7 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
     events,
     draining: (arrived) => (arrived ? late.has(arrived) : stopping),
     loginThrottles: worker ? throttlesInPrimary : undefined,
+    requestLogs,
   });
   const server = createServer((req, res) => {
     if (stopping) late.add(req);
@@ -101,7 +110,11 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
       await closed;
       clearTimeout(cut);
       for (const stop of stopPurges) stop();
+      // The requests served before shutdown are written before the database is closed.
+      await requestLogs.stop();
       await deliveries.stop();
+      // The chunk under way commits; the import is released for another instance to go on.
+      await imports.stop();
       await events.close();
       await rateLimiter.close();
     },

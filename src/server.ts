@@ -33,6 +33,9 @@ import { routeExecutor } from './rest/execute.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
 import { createAccountPages } from './web/account.js';
+// Request logs (GET /v1/request_logs): one entry per authenticated API request.
+import { recordRequest } from './request-logs/record.js';
+import type { RequestLogWriter } from './request-logs/writer.js';
 import type { ThrottleFactory } from './web/login-throttle.js';
 
 export interface AppDeps {
@@ -55,6 +58,8 @@ export interface AppDeps {
   events?: EventHub;
   /** Where failed logins are counted (default: this process; in a cluster, the primary). */
   loginThrottles?: ThrottleFactory;
+  /** Where the organization's request log is written (request-logs/writer.ts); none: not kept. */
+  requestLogs?: RequestLogWriter;
 }
 
 export function createApp({
@@ -67,6 +72,7 @@ export function createApp({
   events = createEventHub(db, log),
   draining = () => false,
   loginThrottles,
+  requestLogs,
 }: AppDeps) {
   // Open subscriptions hear of key changes too: a revoked key's streams end.
   const authenticator = createAuthenticator(db, log, events.streams);
@@ -152,7 +158,14 @@ export function createApp({
     response.headers.set('x-request-id', requestId);
     if (url) cors.expose(request, url.pathname, response);
     if (draining()) response.headers.set('connection', 'close');
-    log.info('request', { request_id: requestId, method: request.method, path: url?.pathname, ...logFields, status: response.status, duration_ms: Math.round(performance.now() - started) });
+    const durationMs = Math.round(performance.now() - started);
+    log.info('request', { request_id: requestId, method: request.method, path: url?.pathname, ...logFields, status: response.status, duration_ms: durationMs });
+    // The organization's request log: API requests that authenticated (admission named the
+    // organization), handed to the writer, which stores them off this path.
+    if (requestLogs && url && typeof logFields.organization_id === 'string' && typeof logFields.key_prefix === 'string') {
+      const served = { organizationId: logFields.organization_id, keyPrefix: logFields.key_prefix, requestId, method: request.method, path: url.pathname, status: response.status, durationMs };
+      recordRequest(requestLogs, served, response);
+    }
     return response;
   });
 }

@@ -13,6 +13,8 @@ export const SCOPES = [
   'events:read',
   'webhooks:read',
   'webhooks:write',
+  // The organization's request log (GET /v1/request_logs).
+  'logs:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

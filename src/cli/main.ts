@@ -6,12 +6,18 @@ import { MODES, organizationFor, type Mode } from '../auth/modes.js';
 import { parseScopes } from '../auth/scopes.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { withDatabase } from './runtime.js';
+// `listen`: forwards the organization's events from a running server (cli/listen.ts).
+import { listen, ListenUsageError, parseListenArgs } from './listen.js';
+// `imports run`: a CSV file's rows written as POST /v1/imports would (cli/imports.ts).
+import { importFile } from './imports.js';
 
 const USAGE = `usage:
   cli keys create --org <name> [--mode live|test] [--scopes <s1,s2,...|all>] [--name <label>] [--expires-at <ISO date>]
   cli keys list --org <name>   (live and test keys)
   cli keys revoke <key | display-prefix | id>
-  cli users create --org <name> --email <e> --password-stdin`;
+  cli users create --org <name> --email <e> --password-stdin
+  cli listen --forward-to <http://127.0.0.1:PORT/path> [--url <server, default http://127.0.0.1:3000>] [--events <type,...>]   (key in CRM_API_KEY)
+  cli imports run --org <name> --resource customers [--mode create|upsert] <file.csv>`;
 
 class UsageError extends Error {}
 
@@ -110,10 +116,32 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
       console.log(`Created user ${user.email} (id ${user.id}) in ${organization.name}.`);
     });
   },
+
+  async 'imports run'(args) {
+    await importFile(args, (message) => new UsageError(message));
+  },
 };
 
+/** `listen` runs until Ctrl-C (SIGINT) or SIGTERM, then exits 0. */
+async function listenCommand(args: string[]): Promise<void> {
+  let options;
+  try {
+    options = parseListenArgs(args, process.env);
+  } catch (error) {
+    if (error instanceof ListenUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError((error as Error).message);
+    throw error;
+  }
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+  await listen({ ...options, out: (line) => console.log(line), err: (line) => console.error(line), signal: stop.signal }).catch((error: unknown) => {
+    // Stopped while a request was under way: that is the user's Ctrl-C, not a failure.
+    if (!stop.signal.aborted) throw error;
+  });
+  console.error('Stopped.');
+}
+
 const [group, action, ...rest] = process.argv.slice(2);
-const command = commands[`${group} ${action}`];
+const command = group === 'listen' ? () => listenCommand(process.argv.slice(3)) : commands[`${group} ${action}`];
 if (!command) {
   console.error(USAGE);
   process.exitCode = 2;

@@ -45,11 +45,17 @@ export interface QueryParam {
   description?: string;
 }
 
+/**
+ * A row's kind: a resource declaration's (RestExtension), or `import`: POST /v1/{path} whose
+ * body is a CSV file, its query parameters the field's other arguments (schema/imports.ts).
+ */
+export type RowKind = RestExtension['kind'] | 'import';
+
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** `/customers`, `/customers/{id}` or `/customers/{id}/restore`. */
   path: string;
-  kind: RestExtension['kind'];
+  kind: RowKind;
   resource: Resource;
   scope: Scope;
   document: string;
@@ -75,7 +81,7 @@ export interface Route {
 }
 
 /** Rows that change one record: they take If-Match and an Idempotency-Key. */
-export const CHANGES: ReadonlySet<Route['kind']> = new Set(['update', 'delete', 'restore', 'move']);
+export const CHANGES: ReadonlySet<RowKind> = new Set(['update', 'delete', 'restore', 'move']);
 
 /** The record's fields (those of `only`, by REST name, when given), aliased to snake_case: `created_at: createdAt`. */
 export function selectionOf(type: GraphQLObjectType, embedded: string[] = [], only?: ReadonlySet<string>): string {
@@ -104,13 +110,15 @@ export function buildRoutes(schema: GraphQLSchema): Route[] {
   return routes;
 }
 
+type Declared = Omit<RestExtension, 'kind'> & { kind: RowKind };
+
 interface FieldExtensions {
-  rest?: RestExtension;
+  rest?: Declared;
   pothosOptions?: { authScopes?: { scope?: Scope } };
 }
 
 /** The REST declaration and the scope of a field, when it has a REST row. */
-function restOf(field: GraphQLField<unknown, unknown>): { rest: RestExtension; scope: Scope } | undefined {
+function restOf(field: GraphQLField<unknown, unknown>): { rest: Declared; scope: Scope } | undefined {
   const extensions = field.extensions as FieldExtensions;
   const scope = extensions.rest?.scope ?? extensions.pothosOptions?.authScopes?.scope;
   if (!extensions.rest) return undefined;
@@ -119,10 +127,10 @@ function restOf(field: GraphQLField<unknown, unknown>): { rest: RestExtension; s
 }
 
 /** Rows that answer a page `{ data, pagination }`. */
-const PAGES: ReadonlySet<RestExtension['kind']> = new Set(['list', 'related', 'view']);
+const PAGES: ReadonlySet<RowKind> = new Set(['list', 'related', 'view']);
 
 /** The record type of a list field (its page's `data` items) or an item field. */
-function recordOf(field: GraphQLField<unknown, unknown>, kind: RestExtension['kind']): GraphQLObjectType {
+function recordOf(field: GraphQLField<unknown, unknown>, kind: RowKind): GraphQLObjectType {
   const named = getNamedType(field.type) as GraphQLObjectType;
   if (PAGES.has(kind)) return getNamedType(named.getFields().data!.type) as GraphQLObjectType;
   // A batch answers `{ results: [{ index, status, record, error }] }`: its record is the resource's.
@@ -131,7 +139,7 @@ function recordOf(field: GraphQLField<unknown, unknown>, kind: RestExtension['ki
 }
 
 /** Where each kind of row answers, below /v1. */
-const ADDRESS: Record<RestExtension['kind'], { method: Route['method']; path: (rest: RestExtension) => string }> = {
+const ADDRESS: Record<RowKind, { method: Route['method']; path: (rest: Declared) => string }> = {
   list: { method: 'GET', path: (rest) => `/${rest.path}` },
   create: { method: 'POST', path: (rest) => `/${rest.path}` },
   item: { method: 'GET', path: (rest) => `/${rest.path}/{id}` },
@@ -143,6 +151,7 @@ const ADDRESS: Record<RestExtension['kind'], { method: Route['method']; path: (r
   view: { method: 'GET', path: (rest) => `/${rest.path}/${rest.verb!}` },
   upsert: { method: 'PUT', path: (rest) => `/${rest.path}/by_external_id/{id}` },
   batch: { method: 'POST', path: (rest) => `/${rest.path}/batch` },
+  import: { method: 'POST', path: (rest) => `/${rest.path}` },
 };
 
 type Row = Omit<Route, 'parsed' | 'item'>;
@@ -192,6 +201,12 @@ function rowsOf(schema: GraphQLSchema): Row[] {
         return isInputObjectType(type) ? type : undefined;
       };
       rows.push({ ...base, template, document: template(selection), inputs: { create: input(`Create${record.name}Input`), update: input(`Update${record.name}Input`) } });
+    } else if (rest.kind === 'import') {
+      // The CSV body is the `csv` argument (rest/handler.ts); the others are query parameters.
+      // It answers what the contract names: `{ id, status }`.
+      const template = () => `mutation Import(${declarations}) { result: ${field.name}(${passing}) { id status } }`;
+      const params = field.args.filter((arg) => arg.name !== 'csv').map((arg) => ({ name: snakeCase(arg.name), variable: arg.name, description: arg.description ?? undefined, type: arg.type, ...paramKind(getNamedType(arg.type).name, schema) }));
+      rows.push({ ...base, params, template, document: template() });
     } else if (rest.kind === 'item') {
       const template = (selection: string) => `query Item(${declarations}) { result: ${field.name}(${passing}) { ${selection} } }`;
       rows.push({ ...base, template, document: template(selection) });

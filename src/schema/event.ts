@@ -15,11 +15,17 @@ import { isUuid } from './validation.js';
 
 // Read from the registry at call time: it is filled as the schema's modules load.
 
-/** The resources whose events a key may read: all with `events:read`, else those it may read. */
+/** Event resources that are no record resource: an import's `import.completed` and `import.failed`. */
+const OTHER_EVENT_RESOURCES = ['import'];
+
+/**
+ * The resources whose events a key may read: all with `events:read` (imports' too, so its
+ * `seq` has no gaps), else the record resources it may read.
+ */
 export function readableResources(ctx: Pick<Context, 'auth'>): string[] {
   const all = registeredResources();
-  const readable = ctx.auth.scopes.has('events:read') ? all : all.filter((resource) => ctx.auth.scopes.has(resource.read));
-  return readable.map((resource) => resource.item);
+  if (ctx.auth.scopes.has('events:read')) return [...all.map((resource) => resource.item), ...OTHER_EVENT_RESOURCES];
+  return all.filter((resource) => ctx.auth.scopes.has(resource.read)).map((resource) => resource.item);
 }
 
 /** Any one of these reads some events (a refusal names them all). */

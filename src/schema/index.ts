@@ -10,9 +10,11 @@ import './estimate.js';
 import './proposal.js';
 import './duplicates.js';
 import './bulk.js';
+import './imports.js';
 import './analytics.js';
 import './event.js';
 import './webhook.js';
+import './request-logs.js';
 import './subscription.js';
 
 // Declaration order kept: REST records list their fields as the types declare them, `id`

@@ -1,6 +1,7 @@
 // The account pages: log in, see and manage the organization's API keys and webhook
 // endpoints (web/webhooks-page.ts), log out.
 // Every form post carries a CSRF token (the session's, or a login cookie's double submit).
+import { organizationFor, type Mode } from '../auth/modes.js';
 import { createApiKey } from '../auth/api-keys.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
@@ -14,6 +15,8 @@ import { GraphQLError } from 'graphql';
 import { Response } from '../http/fetch.js';
 import { readBody } from '../http/read-body.js';
 import { NEW_WEBHOOK_COOKIE, newWebhookFrom, webhookRoutes, webhooksSection, WEBHOOKS_PAGE, type WebhookExtra } from './webhooks-page.js';
+// The organization's recent API requests (request-logs/page.ts).
+import { requestLogsSection } from '../request-logs/page.js';
 
 // Verifying against a real hash when the e-mail is unknown keeps the timing the same.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -80,16 +83,30 @@ function keyStatus(key: { revokedAt: Date | null; expiresAt: Date | null }): str
 
 const when = (date: Date | null) => (date ? `<time datetime="${date.toISOString()}">${date.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>` : '—');
 
+/** `?mode=test`: the page of the account's test mode (its test twin's keys and request log). */
+const modeOf = (request: Request): Mode => (new URL(request.url).searchParams.get('mode') === 'test' ? 'test' : 'live');
+
+/** The organization a mode's keys belong to: the user's, or its test twin (none yet: undefined). */
+async function modeOrganization(prisma: PrismaClient, user: SessionUser, mode: Mode): Promise<string | undefined> {
+  if (mode === 'live') return user.organizationId;
+  return (await prisma.organization.findUnique({ where: { liveId: user.organizationId }, select: { id: true } }))?.id;
+}
+
 async function keysPage(
   prisma: PrismaClient,
   user: SessionUser,
-  extra: { created?: { key: string; name: string }; error?: string; webhooks?: WebhookExtra } = {},
+  extra: { created?: { key: string; name: string }; error?: string; webhooks?: WebhookExtra; mode?: Mode } = {},
 ): Promise<string> {
-  const [organization, keys, webhooks] = await Promise.all([
+  const mode = extra.mode ?? 'live';
+  const modeOrg = await modeOrganization(prisma, user, mode);
+  const [organization, keys, webhooks, requestLogs] = await Promise.all([
     prisma.organization.findUniqueOrThrow({ where: { id: user.organizationId } }),
-    prisma.apiKey.findMany({ where: { organizationId: user.organizationId }, orderBy: { createdAt: 'desc' } }),
-    webhooksSection(prisma, user, extra.webhooks),
+    modeOrg ? prisma.apiKey.findMany({ where: { organizationId: modeOrg }, orderBy: { createdAt: 'desc' } }) : [],
+    // Test-mode endpoints are made with a test key (POST /v1/webhook_endpoints).
+    mode === 'live' ? webhooksSection(prisma, user, extra.webhooks) : '<h2>Webhooks</h2><p>Test-mode webhook endpoints are made with a test key: <code>POST /v1/webhook_endpoints</code>.</p>',
+    modeOrg ? requestLogsSection(prisma, modeOrg) : '',
   ]);
+  const switcher = `<p class="modes">${mode === 'live' ? '<strong>Live mode</strong> · <a href="/settings/api-keys?mode=test">Test mode</a>' : '<a href="/settings/api-keys">Live mode</a> · <strong>Test mode</strong>: svc_test_ keys, with data, numbers, events and webhooks apart from live ones'}</p>`;
   const created = extra.created
     ? `<section class="notice" aria-live="polite">
         <p><strong>Key “${escape(extra.created.name)}” created.</strong> Copy it now: it is shown only once.</p>
@@ -105,7 +122,7 @@ async function keysPage(
         <td>${k.scopes.length === SCOPES.length ? 'all' : k.scopes.map(escape).join('<br>')}</td>
         <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td>
         <td class="status-${status}">${status}</td>
-        <td>${status === 'revoked' ? '' : `<form method="post" action="/settings/api-keys/${escape(k.id)}/revoke">
+        <td>${status === 'revoked' ? '' : `<form method="post" action="/settings/api-keys/${escape(k.id)}/revoke${mode === 'test' ? '?mode=test' : ''}">
           <input type="hidden" name="csrf" value="${escape(user.csrf)}">
           <button class="danger" type="submit" aria-label="Revoke ${escape(k.name)}"
             onclick="return confirm(this.dataset.question)" data-question="Revoke the key “${escape(k.name)}”? Programs using it stop working at once.">Revoke</button></form>`}</td>
@@ -113,13 +130,14 @@ async function keysPage(
     })
     .join('');
   return layout(
-    `API keys · ${organization.name}`,
-    `${created}${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
+    `API keys · ${organization.name}${mode === 'test' ? ' · test mode' : ''}`,
+    `${switcher}${created}${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
     <h2>Keys</h2>
     ${keys.length === 0 ? '<p>No keys yet.</p>' : `<table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>Status</th><th></th></tr></thead><tbody>${rows}</tbody></table>`}
     <h2>Create a key</h2>
     <form method="post" action="/settings/api-keys">
       <input type="hidden" name="csrf" value="${escape(user.csrf)}">
+      <input type="hidden" name="mode" value="${mode}">
       <label for="name">Name</label><input id="name" name="name" type="text" maxlength="100" required placeholder="e.g. Accounting sync">
       <fieldset><legend>Scopes</legend>
         <label><input type="checkbox" name="scope" value="all"> all</label>
@@ -128,7 +146,8 @@ async function keysPage(
       <label for="expires">Expires (optional)</label><input id="expires" name="expires" type="date">
       <p><button class="primary" type="submit">Create key</button></p>
     </form>
-    ${webhooks}`,
+    ${webhooks}
+    ${requestLogs}`,
     user,
   );
 }
@@ -219,7 +238,7 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
         const cookies = readCookies(request);
         const created = newKeyFrom(cookies[NEW_KEY_COOKIE]);
         const webhook = newWebhookFrom(cookies[NEW_WEBHOOK_COOKIE]);
-        const response = html(await keysPage(prisma, user, { created, webhooks: { created: webhook } }));
+        const response = html(await keysPage(prisma, user, { created, webhooks: { created: webhook }, mode: modeOf(request) }));
         if (cookies[NEW_KEY_COOKIE] !== undefined) response.headers.append('set-cookie', cookie(request, NEW_KEY_COOKIE, '', 0, NEW_KEY_PATH));
         if (cookies[NEW_WEBHOOK_COOKIE] !== undefined) response.headers.append('set-cookie', cookie(request, NEW_WEBHOOK_COOKIE, '', 0, WEBHOOKS_PAGE));
         return response;
@@ -233,6 +252,7 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
         const chosen = form.getAll('scope');
         const scopes: Scope[] = chosen.includes('all') ? [...SCOPES] : chosen.filter(isScope);
         const expires = form.get('expires') ?? '';
+        const mode: Mode = form.get('mode') === 'test' ? 'test' : 'live';
         const expiresAt = expires ? new Date(`${expires}T23:59:59.999Z`) : null;
         const error =
           !name || name.length > 100 || name.includes('\u0000')
@@ -242,13 +262,15 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
               : expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= Date.now())
                 ? 'The expiry date must be in the future.'
                 : undefined;
-        if (error) return html(await keysPage(prisma, user, { error }), { status: 400 });
-        const { key, record } = await createApiKey(prisma, { organizationId: user.organizationId, name, scopes, expiresAt });
+        if (error) return html(await keysPage(prisma, user, { error, mode }), { status: 400 });
+        const live = await prisma.organization.findUniqueOrThrow({ where: { id: user.organizationId } });
+        const organization = await organizationFor(prisma, live, mode);
+        const { key, record } = await createApiKey(prisma, { organizationId: organization.id, name, scopes, expiresAt, mode });
         log.info('api key created', { user_id: user.userId, key_id: record.id, key_prefix: record.prefix });
         // Post-redirect-get: reloading the page shows the list, and never creates another key.
         // The new secret rides to that one page load in a short-lived cookie for this path
         // only, never in the database.
-        return redirect(NEW_KEY_PATH, { 'set-cookie': cookie(request, NEW_KEY_COOKIE, JSON.stringify({ key, name }), 120, NEW_KEY_PATH) });
+        return redirect(mode === 'test' ? `${NEW_KEY_PATH}?mode=test` : NEW_KEY_PATH, { 'set-cookie': cookie(request, NEW_KEY_COOKIE, JSON.stringify({ key, name }), 120, NEW_KEY_PATH) });
       });
     }
     const revoke = /^\/settings\/api-keys\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/revoke$/.exec(pathname);
@@ -256,16 +278,17 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
       return withUser(request, async (user) => {
         const form = await checkedForm(request, user);
         if (form instanceof Response) return form;
-        // updateMany with the organization: another organization's key id changes nothing.
+        // updateMany with the organization (or its test twin): another organization's key id changes nothing.
+        const twin = await modeOrganization(prisma, user, 'test');
         const { count } = await prisma.apiKey.updateMany({
-          where: { id: revoke[1], organizationId: user.organizationId, revokedAt: null },
+          where: { id: revoke[1], organizationId: { in: [user.organizationId, ...(twin ? [twin] : [])] }, revokedAt: null },
           data: { revokedAt: new Date() },
         });
         if (count > 0) {
           forgetKey(revoke[1]!);
           log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
         }
-        return redirect('/settings/api-keys');
+        return redirect(modeOf(request) === 'test' ? '/settings/api-keys?mode=test' : '/settings/api-keys');
       });
     }
     if (pathname.startsWith('/settings/webhooks')) {

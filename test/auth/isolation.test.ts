@@ -48,8 +48,8 @@ describe.each(DB_KINDS)('organization isolation on %s', (kind) => {
     for (const route of ROUTES.filter((r) => r.kind === 'list')) {
       const response = await rest(api, api.keys.mine!).get(route.path);
       expect(response.status).toBe(200);
-      // The event log and webhook endpoints are not records made here: only nothing foreign.
-      if (route.resource.path === 'events' || route.resource.path === 'webhook_endpoints') {
+      // The event log, webhook endpoints and the request log are not records made here: only nothing foreign.
+      if (['events', 'webhook_endpoints', 'request_logs'].includes(route.resource.path)) {
         expectNothingForeign(response.body);
         continue;
       }

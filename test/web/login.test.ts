@@ -20,6 +20,8 @@ describe('login', () => {
     const org = await db.prisma.organization.create({ data: { name: 'Acme' } });
     const owner = await db.prisma.user.create({ data: { organizationId: org.id, email: 'owner@acme.example', passwordHash: await hashPassword('the right password') } });
     await db.prisma.user.create({ data: { organizationId: org.id, email: 'target@acme.example', passwordHash: await hashPassword('the right password') } });
+    // Never the target of failed logins here: its sign-in is never throttled.
+    await db.prisma.user.create({ data: { organizationId: org.id, email: 'tester@acme.example', passwordHash: await hashPassword('the right password') } });
     // An ended session, as an old login leaves behind.
     await db.prisma.session.create({ data: { id: 'ended', userId: owner.id, csrfToken: 'x', expiresAt: new Date(Date.now() - 86_400_000) } });
     await db.close();
@@ -105,6 +107,29 @@ describe('login', () => {
       redirect: 'manual',
     });
     expect(response.status).toBe(404);
+  });
+
+  it('the keys page switches to test mode, where it makes svc_test_ keys that see only test data', async () => {
+    const { session } = await postLogin(api.url, 'tester@acme.example', 'the right password');
+    const page = await (await fetch(`${api.url}/settings/api-keys?mode=test`, { headers: { cookie: session! } })).text();
+    expect(page).toContain('<strong>Test mode</strong>');
+    const created = await fetch(`${api.url}/settings/api-keys`, {
+      method: 'POST',
+      headers: { cookie: session!, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${encodeURIComponent(csrfOf(page))}&mode=test&name=Sandbox&scope=all`,
+      redirect: 'manual',
+    });
+    expect(created.status).toBe(303);
+    expect(created.headers.get('location')).toBe('/settings/api-keys?mode=test');
+    const newKey = created.headers.getSetCookie().find((c) => c.startsWith('crm_new_key='))!;
+    const shown = await (await fetch(`${api.url}${created.headers.get('location')}`, { headers: { cookie: `${session}; ${newKey.split(';')[0]}` } })).text();
+    const key = /svc_test_[0-9A-Za-z]{32}/.exec(shown)?.[0];
+    expect(key).toBeDefined();
+    // The live page does not list it; the test key works and sees its own (empty) mode.
+    expect(await (await fetch(`${api.url}/settings/api-keys`, { headers: { cookie: session! } })).text()).not.toContain('Sandbox');
+    const customers = await fetch(`${api.url}/v1/customers`, { headers: { authorization: `Bearer ${key}` } });
+    expect(customers.status).toBe(200);
+    expect((await customers.json()).pagination.total).toBe(0);
   });
 
   it('account pages, GraphiQL and the API reference cannot be framed', async () => {

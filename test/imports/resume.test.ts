@@ -1,0 +1,69 @@
+// An import whose instance dies mid-chunk (issue #28): the chunk's writes and its progress
+// share one transaction, so the dead chunk leaves nothing, and the instance that takes the
+// import over resumes at the first uncommitted row. Each row is written once (mode create:
+// no duplicates), and the import ends with exactly one import.completed event.
+import { describe, expect, it } from 'vitest';
+import { chunkHooks } from '../../src/imports/worker.js';
+import { call, rest, serveInProcess, startApi, type ServedInstance } from '../helpers/api.js';
+import { DB_KINDS } from '../helpers/databases.js';
+import { startReceiver } from '../helpers/receiver.js';
+
+const LOCAL = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_TIMEOUT_MS: '2000', RATE_LIMIT_MAX: '5000', RATE_LIMIT_WINDOW_SECONDS: '86400' };
+const ROWS = 250;
+const BAD = new Set([50, 150]);
+
+describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
+  it('resumes on another instance at the first uncommitted chunk: each row written once, one import.completed', async () => {
+    const receiver = await startReceiver();
+    const api = await startApi(kind, { acme: { org: 'Acme' } }, LOCAL);
+    let second: ServedInstance | undefined;
+    try {
+      const endpoint = await rest(api, api.keys.acme!).post('/webhook_endpoints', { url: `${receiver.url}/hook`, event_types: ['import.completed'] });
+      expect(endpoint.status).toBe(201);
+      // The first instance dies in its second chunk (rows 101-200): after the chunk's writes, before its commit.
+      let crashed!: () => void;
+      const crash = new Promise<void>((resolve) => (crashed = resolve));
+      chunkHooks.beforeCommit = (job) => {
+        if (job.nextRow !== 101) return;
+        crashed();
+        throw new Error('the instance was killed mid-chunk');
+      };
+      const lines = Array.from({ length: ROWS }, (_, i) => `Person ${i + 1},${BAD.has(i + 1) ? 'not-an-email' : `person${i + 1}@resume.example`}`);
+      const started = await call(`${api.url}/v1/imports?resource=customers&mode=create`, { method: 'POST', key: api.keys.acme, headers: { 'content-type': 'text/csv' }, body: ['name,email', ...lines].join('\n') });
+      expect(started.status).toBe(202);
+      await crash;
+      await api.server.stop();
+      chunkHooks.beforeCommit = undefined;
+
+      second = await serveInProcess({ ...api.db.env, ...LOCAL }, async (db) => {
+        // What the crash left: the first chunk committed, nothing of the second.
+        const [left] = await db.sql.query<{ next_row: number; created: number; failed: number; customers: number }>(
+          "SELECT next_row, created, failed, (SELECT count(*)::int FROM customers) AS customers FROM imports WHERE id = $1",
+          [started.body.id],
+        );
+        expect(left).toEqual({ next_row: 101, created: 99, failed: 1, customers: 99 });
+        // The dead instance's lease runs out (instead of waiting out its minute).
+        await db.sql.query("UPDATE imports SET lease_until = now() - interval '1 second'");
+      });
+      const [delivery] = await receiver.waitFor(1);
+      expect(JSON.parse(delivery!.body)).toMatchObject({ type: 'import.completed', data: { object: { id: started.body.id, status: 'completed', created: ROWS - BAD.size, failed: BAD.size } } });
+
+      const result = await call(`${second.url}/v1/imports/${started.body.id}`, { key: api.keys.acme });
+      expect(result.body).toMatchObject({ status: 'completed', total: ROWS, created: ROWS - BAD.size, updated: 0, failed: BAD.size });
+      expect(result.body.errors.map((e: { row: number; param: string }) => [e.row, e.param])).toEqual([[50, 'email'], [150, 'email']]);
+      const [counts] = await second.sql.query<{ customers: number; names: number; created: number; completed: number }>(
+        `SELECT (SELECT count(*)::int FROM customers) AS customers, (SELECT count(DISTINCT name)::int FROM customers) AS names,
+                (SELECT count(*)::int FROM events WHERE type = 'customer.created') AS created,
+                (SELECT count(*)::int FROM events WHERE type = 'import.completed') AS completed`,
+      );
+      expect(counts).toEqual({ customers: ROWS - BAD.size, names: ROWS - BAD.size, created: ROWS - BAD.size, completed: 1 });
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      chunkHooks.beforeCommit = undefined;
+      await second?.stop();
+      await api.server.stop();
+      await api.db.drop();
+      await receiver.close();
+    }
+  });
+});
