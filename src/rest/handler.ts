@@ -190,7 +190,7 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
     if (error) {
       const refusal = inRestWords(error, route, query.sent);
       // A failed condition answers the record as it is now, so the client can merge and retry.
-      const current = codeOf(refusal) === 'PRECONDITION_FAILED' && route.item ? (await execute(route.item, { id })).data?.result : undefined;
+      const current = codeOf(refusal) === 'PRECONDITION_FAILED' && route.item && id !== undefined ? (await execute(route.item, { id })).data?.result : undefined;
       const etag = current ? etagOf(current) : undefined;
       return problemResponse(refusal, requestId, current ? { current } : undefined, etag ? { etag } : undefined);
     }

@@ -17,6 +17,11 @@ import {
 } from 'graphql';
 import { SCOPES } from '../auth/scopes.js';
 import { ERRORS, type ErrorCode } from '../errors.js';
+// The schema (its fields' descriptions) first: its modules then load in their declared order,
+// before the limits below are read from some of them.
+import { schema } from '../schema/index.js';
+import { MAX_BATCH } from '../schema/bulk.js';
+import { MAX_EXTERNAL_ID, MAX_METADATA_KEY, MAX_METADATA_KEYS, MAX_METADATA_VALUE } from '../schema/integration-keys.js';
 import { MAX_SEARCH } from '../schema/list-query.js';
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
 import { expandable } from './list-params.js';
@@ -49,30 +54,46 @@ function nullable(schema: JsonSchema): JsonSchema {
   return { ...schema, type: [schema.type, 'null'] };
 }
 
+/** Integration keys' `metadata`: string values under short keys. */
+const METADATA_KEYS = { pattern: `^[A-Za-z0-9_-]{1,${MAX_METADATA_KEY}}$` };
+const metadataSchema = (values: JsonSchema): JsonSchema => ({ type: 'object', propertyNames: METADATA_KEYS, additionalProperties: values, maxProperties: MAX_METADATA_KEYS });
+const METADATA_VALUE: JsonSchema = { type: 'string', maxLength: MAX_METADATA_VALUE };
+
+/** A JSON field's schema: metadata's shape where the field is one, else any object. */
+function jsonSchema(field: { name: string }, update = false): JsonSchema | undefined {
+  if (field.name !== 'metadata') return undefined;
+  // An update merges key by key: null removes a key.
+  return metadataSchema(update ? { ...METADATA_VALUE, type: ['string', 'null'] } : METADATA_VALUE);
+}
+
 /**
  * A record as REST answers it: every field required. `expandable` references (`customer`)
- * are optional properties: present only when `expand=` names them.
+ * are optional properties: present only when `expand=` names them. Embedded records that are
+ * a resource's own (`records`: a duplicate group's customers) refer to its schema.
  */
-function recordSchema(type: GraphQLObjectType, embedded: string[] = [], expandable: string[] = []): JsonSchema {
+function recordSchema(type: GraphQLObjectType, embedded: string[] = [], expandable: string[] = [], records: ReadonlySet<string> = new Set()): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const expanded: Record<string, JsonSchema> = {};
   for (const field of Object.values(type.getFields())) {
     const inner = getNullableType(field.type);
+    const named = getNamedType(field.type);
     let schema: JsonSchema;
     if (expandable.includes(field.name)) {
-      const ref = { $ref: `#/components/schemas/${getNamedType(field.type).name}` };
+      const ref = { $ref: `#/components/schemas/${named.name}` };
       expanded[snakeCase(field.name)] = {
         ...(isNonNullType(field.type) ? ref : { anyOf: [ref, { type: 'null' }] }),
         description: `With \`expand=${snakeCase(field.name)}\` only: the referenced record, beside its id.`,
       };
       continue;
     }
-    if (isListType(inner) && isObjectType(getNamedType(inner)) && embedded.includes(field.name)) {
-      schema = { type: 'array', items: recordSchema(getNamedType(inner) as GraphQLObjectType) };
-    } else if (isListType(inner) && !isObjectType(getNamedType(inner))) {
+    if (isListType(inner) && isObjectType(named) && embedded.includes(field.name)) {
+      schema = { type: 'array', items: records.has(named.name) ? { $ref: `#/components/schemas/${named.name}` } : recordSchema(named) };
+    } else if (isListType(inner) && !isObjectType(named)) {
       schema = { type: 'array', items: leafSchema(inner.ofType) };
-    } else if (isObjectType(getNamedType(field.type)) || isListType(inner)) {
+    } else if (isObjectType(named) || isListType(inner)) {
       continue;
+    } else if (named.name === 'JSON' && jsonSchema(field)) {
+      schema = jsonSchema(field)!;
     } else {
       schema = type.name === 'Event' && field.name === 'id' ? { ...EVENT_ID } : leafSchema(field.type);
     }
@@ -90,7 +111,9 @@ function inputSchema(type: GraphQLInputObjectType): JsonSchema {
     const named = getNamedType(field.type);
     const schema: JsonSchema = isListType(inner)
       ? { type: 'array', items: isInputObjectType(named) ? inputSchema(named) : leafSchema(named) }
-      : leafSchema(field.type);
+      : named.name === 'JSON'
+        ? (jsonSchema(field, type.name.startsWith('Update')) ?? leafSchema(field.type))
+        : leafSchema(field.type);
     if (field.description) schema.description = field.description;
     // Optional fields take null as well as absence (null clears them).
     if (isNonNullType(field.type)) required.push(snakeCase(field.name));
@@ -113,6 +136,8 @@ const HEADERS = {
   'Idempotent-Replayed': { description: 'Present (`true`) when this is the stored answer to an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
   'WWW-Authenticate': { description: 'The authentication scheme: `Bearer`.', schema: { type: 'string' } },
   ETag: { description: 'The record\'s version, quoted (`"3"`): send it as `If-Match` to change the record only if nobody else has, or as `If-None-Match` to get a 304 while it is unchanged.', schema: { type: 'string', pattern: '^"[0-9]+"$' } },
+  'Dry-Run': { description: 'Present (`true`) on the answer to `Prefer: dry-run`: what the real call would answer, with nothing kept.', schema: { type: 'string', enum: ['true'] } },
+  'Preference-Applied': { description: '`dry-run` on the answer to `Prefer: dry-run` (RFC 7240).', schema: { type: 'string', enum: ['dry-run'] } },
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
@@ -127,6 +152,8 @@ const ANSWER_HEADERS: Record<number, { always?: HeaderName[]; sometimes?: Header
   200: { always: RATE },
   // Versioned records also carry their ETag (see `record` below).
   201: { always: [...RATE, 'Location'], sometimes: ['Idempotent-Replayed'] },
+  // Accepted to run in the background (an import): where to follow it.
+  202: { always: [...RATE, 'Location'] },
   204: { always: RATE, sometimes: ['Idempotent-Replayed'] },
   304: { always: [...RATE, 'ETag'] },
   400: { sometimes: RATE },
@@ -183,6 +210,15 @@ const IDEMPOTENCY_KEY = {
   required: false,
   description: 'Retrying with the same key and body returns the first response and changes nothing again.',
   schema: { type: 'string', maxLength: 255 },
+};
+
+const PREFER = {
+  name: 'Prefer',
+  in: 'header',
+  required: false,
+  description:
+    '`dry-run`: the write runs its real code path (checks, business rules, 409 and 412, the next number) in a transaction that is rolled back, and answers the status, headers and body the real call would, with `Dry-Run: true`. Nothing is kept: no record, number, event, webhook delivery or Idempotency-Key. A write that cannot be undone (a webhook endpoint\'s test delivery) refuses it: 400 naming `prefer`. Other preferences are ignored.',
+  schema: { type: 'string', examples: ['dry-run'] },
 };
 
 const IF_MATCH = {
@@ -384,6 +420,118 @@ function shapeParams(route: Route, fields: string[]) {
   ];
 }
 
+/** The path as documented: an upsert's address names its external id. */
+function documentPath(route: Route): string {
+  return route.kind === 'upsert' ? route.path.replace('{id}', '{external_id}') : route.path;
+}
+
+/** A GraphQL field's description: a move's or a view's words for what it does. */
+function descriptionOf(field: string): string | undefined {
+  return (schema.getMutationType()?.getFields()[field] ?? schema.getQueryType()?.getFields()[field])?.description ?? undefined;
+}
+
+/** Its first clause, as a summary: `Moves an invoice from draft to sent`. */
+const clause = (text: string) => text.split(/[.:;] /)[0]!.replace(/\.$/, '');
+
+/**
+ * A write's operation: it takes `Prefer: dry-run`, and each answer after the key is admitted
+ * may be a dry run's (401 and 429 come first); a success may be a replay of its Idempotency-Key.
+ */
+function asWrite(operation: Record<string, unknown>): Record<string, unknown> {
+  const responses = Object.entries(operation.responses as Record<string, { headers?: Record<string, unknown> }>).map(([status, response]) => {
+    if (status === '401' || status === '429') return [status, response];
+    const replayed = status.startsWith('2') && !response.headers?.['Idempotent-Replayed'] ? { 'Idempotent-Replayed': HEADERS['Idempotent-Replayed'] } : {};
+    return [status, { ...response, headers: { ...response.headers, ...replayed, 'Dry-Run': HEADERS['Dry-Run'], 'Preference-Applied': HEADERS['Preference-Applied'] } }];
+  });
+  return { ...operation, parameters: [...(operation.parameters as object[]), PREFER], responses: Object.fromEntries(responses) };
+}
+
+/** A refused item of a batch, in its result. */
+const BATCH_ITEM_ERROR: JsonSchema = {
+  type: 'object',
+  description: 'Why the item was refused (nothing of it was written): what its single call would answer.',
+  required: ['code', 'detail', 'errors'],
+  properties: {
+    code: { type: 'string', enum: Object.keys(ERRORS) },
+    detail: { type: 'string' },
+    errors: {
+      type: 'array',
+      description: 'Its faults, named as in the item (`email` for `data.email`, `external_id`).',
+      items: { type: 'object', required: ['param', 'message'], properties: { param: { type: 'string' }, message: { type: 'string' } }, additionalProperties: false },
+    },
+  },
+  additionalProperties: false,
+};
+
+/**
+ * A batch's body: `items`, each one op with what it takes (`data` the create input, or the
+ * update input for an update: a resource without updates has no update op), and `mode`.
+ */
+function batchRequestSchema(route: Route, inputRef: (input: GraphQLInputObjectType) => JsonSchema): JsonSchema {
+  const { create, update } = route.inputs ?? {};
+  if (!create) throw new Error(`${route.field} has no create input`);
+  const externalId = (description: string) => ({ type: 'string', minLength: 1, maxLength: MAX_EXTERNAL_ID, description });
+  const ifMatch = { type: 'integer', description: 'Only if the record is still at this version (its `version`); otherwise the item fails with 412.' };
+  const item = (op: string, title: string, description: string, required: string[], properties: Record<string, unknown>) => ({
+    title,
+    description,
+    type: 'object',
+    required: ['op', ...required],
+    properties: { op: { type: 'string', enum: [op] }, ...properties },
+    additionalProperties: false,
+  });
+  // An update or a delete names its record by id, or by external id: one variant each.
+  const targeted = (op: string, description: string, properties: Record<string, unknown>) => [
+    item(op, op, description, ['id'], { id: { type: 'string', format: 'uuid', description: 'The record.' }, if_match: ifMatch, ...properties }),
+    item(op, `${op} by external id`, description, ['external_id'], { external_id: externalId('The live record holding this external id.'), if_match: ifMatch, ...properties }),
+  ];
+  const path = `/${route.resource.path}`;
+  const variants = [
+    item('create', 'create', `Creates a record, as \`POST ${path}\` does.`, ['data'], { external_id: externalId('The new record\'s external id.'), data: inputRef(create) }),
+    ...(update ? targeted('update', `Changes a record, as \`PATCH ${path}/{id}\` does (metadata merges key by key).`, { data: inputRef(update) }) : []),
+    item('upsert', 'upsert', `Creates the record holding the external id or updates it, as \`PUT ${path}/by_external_id/{external_id}\` does.`, ['external_id', 'data'], {
+      external_id: externalId('The record\'s external id.'),
+      data: inputRef(create),
+    }),
+    ...targeted('delete', `Deletes a record, as \`DELETE ${path}/{id}\` does.`, {}),
+  ];
+  return {
+    type: 'object',
+    required: ['items'],
+    properties: {
+      items: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: { oneOf: variants } },
+      // No `default` keyword: generators would make the field required in a body.
+      mode: { type: 'string', enum: ['atomic', 'partial'], description: '`atomic` (when left out): every item or none, a refused item fails the call. `partial`: each item on its own, answered in its result.' },
+    },
+    additionalProperties: false,
+  };
+}
+
+/** A batch's answer: a result per item, in order, with the record written or the item's error. */
+function batchResponseSchema(type: string): JsonSchema {
+  return {
+    type: 'object',
+    required: ['results'],
+    properties: {
+      results: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['index', 'status'],
+          properties: {
+            index: { type: 'integer', minimum: 0, description: 'The item\'s position in `items`, from 0.' },
+            status: { type: 'integer', description: 'What its single call would answer: 201 created, 200 updated, 204 deleted, or its error\'s status.' },
+            record: { $ref: `#/components/schemas/${type}`, description: 'The record as written (not after a delete or a refusal).' },
+            error: { $ref: '#/components/schemas/BatchItemError' },
+          },
+          additionalProperties: false,
+        },
+      },
+    },
+    additionalProperties: false,
+  };
+}
+
 export function openApiDocument(routes: Route[]) {
   const schemas: Record<string, JsonSchema> = {
     Problem: {
@@ -426,12 +574,15 @@ export function openApiDocument(routes: Route[]) {
     const { properties, required } = schemas[name] as { properties: Record<string, unknown>; required: string[] };
     return Object.keys(properties).filter((p) => required.includes(p));
   };
+  /** The types of resources' records: a page of groups refers to them. */
+  const records = new Set(routes.filter((r) => r.kind === 'item').map((r) => r.resource.type));
   for (const route of routes) {
     const name = route.resource.type;
-    schemas[name] ??= recordSchema(route.record, route.resource.embedded, expandable(route));
+    schemas[name] ??= recordSchema(route.record, route.resource.embedded, expandable(route), records);
     const ref = { $ref: `#/components/schemas/${name}` };
     const errors = Object.fromEntries(COMMON_ERRORS.map((code) => [ERRORS[code].status, problemRef(ERRORS[code].description, ERRORS[code].status)]));
-    const one = name.toLowerCase();
+    // `webhook_endpoints` is a webhook endpoint.
+    const one = route.resource.path.replace(/s$/, '').replace(/_/g, ' ');
     const idParam =
       route.resource.path === 'events'
         ? { name: 'id', in: 'path', required: true, description: 'The event\'s id (evt_ and 32 hexadecimal digits); any other value is a 404.', schema: EVENT_ID }
@@ -440,13 +591,23 @@ export function openApiDocument(routes: Route[]) {
     const versioned = 'version' in route.record.getFields();
     const tag: { always?: HeaderName[] } = versioned ? { always: ['ETag'] } : {};
     const record = (description: string, status = 200) => ({ description, headers: answerHeaders(status, tag), content: { 'application/json': { schema: ref } } });
+    const inputRef = (input: GraphQLInputObjectType) => {
+      schemas[input.name] ??= inputSchema(input);
+      return { $ref: `#/components/schemas/${input.name}` };
+    };
+    const bodyErrors = { 413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413), 415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415) };
     const syncs = route.params.some((p) => p.name === 'include_deleted');
     if (syncs) schemas.Tombstone ??= TOMBSTONE;
     let operation: Record<string, unknown>;
-    if (route.kind === 'list' || route.kind === 'related') {
+    if (route.kind === 'list' || route.kind === 'related' || route.kind === 'view') {
+      const told = route.kind === 'view' ? descriptionOf(route.field) : undefined;
+      const listed = route.record.description ?? `List ${route.resource.path}`;
+      const summaries = { list: listed, related: listed, view: told ? clause(told) : route.field };
       operation = {
         operationId: route.kind === 'list' ? `list${name}s` : route.field,
-        summary: syncs ? `List ${route.resource.path}, newest first (or in change order, to sync)` : (route.record.description ?? `List ${route.resource.path}`),
+        summary: syncs ? `List ${route.resource.path}, newest first (or in change order, to sync)` : summaries[route.kind],
+        ...(told ? { description: [told, route.record.description].filter(Boolean).join(' ') } : {}),
+        // A view pages but takes no filters, sort or shape (rest/list-params.ts reads none).
         parameters: [
           ...(route.kind === 'related' ? [idParam] : []),
           ...route.params.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: paramSchema(p) })),
@@ -485,18 +646,92 @@ export function openApiDocument(routes: Route[]) {
         },
       };
     } else if (route.kind === 'create') {
-      const inputName = route.input!.name;
-      schemas[inputName] ??= inputSchema(route.input!);
       operation = {
         operationId: `create${name}`,
         summary: `Create ${an(one)}`,
         parameters: [IDEMPOTENCY_KEY],
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${inputName}` } } } },
+        requestBody: { required: true, content: { 'application/json': { schema: inputRef(route.input!) } } },
         responses: {
           201: record(`The created ${one}.`, 201),
           409: problemRef(IN_FLIGHT, 409),
-          413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413),
-          415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415),
+          ...bodyErrors,
+          ...errors,
+        },
+      };
+    } else if (route.kind === 'upsert') {
+      operation = {
+        operationId: route.field,
+        summary: `Create or update ${an(one)} by its external id`,
+        description: `Creates ${an(one)} holding the external id, or updates the live ${one} that holds it with the body's fields that an update takes (what only a create sets, such as a customer reference, stays). Concurrent calls for one external id make one record.`,
+        parameters: [
+          {
+            name: 'external_id',
+            in: 'path',
+            required: true,
+            description: `The integration's own id of the ${one}, percent-encoded (\`hub%2F7\` is \`hub/7\`).`,
+            schema: { type: 'string', minLength: 1, maxLength: MAX_EXTERNAL_ID },
+          },
+          IDEMPOTENCY_KEY,
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: inputRef(route.input!) } } },
+        responses: {
+          200: record(`Updated: the live ${one} that holds the external id.`),
+          201: record(`Created, holding the external id (at version 1).`, 201),
+          409: problemRef(`Refused because of the record's state (its status), named in \`detail\`; or: ${IN_FLIGHT}`, 409),
+          ...bodyErrors,
+          ...errors,
+        },
+      };
+    } else if (route.kind === 'batch') {
+      schemas[`${name}BatchRequest`] ??= batchRequestSchema(route, inputRef);
+      schemas[`${name}BatchResponse`] ??= batchResponseSchema(name);
+      schemas.BatchItemError ??= BATCH_ITEM_ERROR;
+      const atomic = (status: number, what: string) => problemRef(`Atomic: ${what}; nothing was written. \`errors\` names every item's fault as \`items[i].<field>\` (\`items[i]\` for the item as a whole).`, status);
+      operation = {
+        operationId: route.field,
+        summary: `${route.inputs?.update ? 'Create, update, upsert' : 'Create, upsert'} and delete up to ${MAX_BATCH} ${route.resource.path} at once`,
+        description: `In one transaction, each item as its single call would do it (with its own event). \`atomic\` (the default): all or nothing; \`partial\`: each item on its own, a refused one answered in its result. An Idempotency-Key covers the whole call.`,
+        parameters: [IDEMPOTENCY_KEY],
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}BatchRequest` } } } },
+        responses: {
+          200: {
+            description: 'Every item\'s result, in order: all written (atomic), or each written or refused on its own (partial).',
+            headers: answerHeaders(200),
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}BatchResponse` } } },
+          },
+          400: atomic(400, `an item's fields are invalid (or the body itself is, in either mode: then \`errors\` names \`items\`, \`mode\` or \`items[i].op\`)`),
+          404: atomic(404, 'an item names no record of this organization'),
+          409: problemRef(`Atomic: an item was refused because of its record's state, or its external id belongs to another record (\`items[i].external_id\`); nothing was written. Or: ${IN_FLIGHT}`, 409),
+          412: atomic(412, 'an item\'s record is no longer at its `if_match` version'),
+          ...bodyErrors,
+          ...errors,
+        },
+      };
+    } else if (route.kind === 'import') {
+      // A file to write in the background: its body is the CSV itself, its answer where to follow it.
+      const told = descriptionOf(route.field);
+      const job = route.record.getFields();
+      operation = {
+        operationId: route.field,
+        summary: told ? clause(told) : route.field,
+        ...(told ? { description: told } : {}),
+        parameters: [
+          ...route.params.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: p.values ? { type: 'string', enum: p.values } : paramSchema(p) })),
+          IDEMPOTENCY_KEY,
+        ],
+        requestBody: { required: true, content: { 'text/csv': { schema: { type: 'string' } } } },
+        responses: {
+          202: {
+            description: `Accepted: it runs in the background; \`Location\` is where to follow it (\`GET /${route.resource.path}/{id}\`).`,
+            headers: answerHeaders(202),
+            content: {
+              'application/json': {
+                schema: { type: 'object', required: ['id', 'status'], properties: { id: leafSchema(job.id!.type), status: leafSchema(job.status!.type) }, additionalProperties: false },
+              },
+            },
+          },
+          409: problemRef(IN_FLIGHT, 409),
+          ...bodyErrors,
           ...errors,
         },
       };
@@ -508,16 +743,18 @@ export function openApiDocument(routes: Route[]) {
       };
       const body: Record<string, unknown> = {};
       if (route.input) {
-        const inputName = route.input.name;
-        schemas[inputName] ??= inputSchema(route.input);
-        const schema = { $ref: `#/components/schemas/${inputName}` };
+        const schema = inputRef(route.input);
+        // A move's body is needed when its input has a required field (a merge's source_ids).
+        const needed = Object.values(route.input.getFields()).some((field) => isNonNullType(field.type));
         body.requestBody = route.kind === 'update'
           ? { required: true, content: { 'application/merge-patch+json': { schema }, 'application/json': { schema } } }
-          : { required: false, content: { 'application/json': { schema } } };
+          : { required: needed, content: { 'application/json': { schema } } };
       }
+      const told = descriptionOf(route.field);
       operation = {
         operationId: route.field,
-        summary: summaries[route.kind] ?? route.record.description ?? route.field,
+        summary: summaries[route.kind] ?? (told ? clause(told) : route.field),
+        ...(!summaries[route.kind] && told && told !== `${clause(told)}.` ? { description: told } : {}),
         parameters: versioned ? [idParam, IF_MATCH, IDEMPOTENCY_KEY] : [idParam, IDEMPOTENCY_KEY],
         ...body,
         responses: {
@@ -535,15 +772,16 @@ export function openApiDocument(routes: Route[]) {
                 },
               }
             : {}),
-          ...(route.input ? { 413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413), 415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415) } : {}),
+          ...(route.input ? bodyErrors : {}),
           ...errors,
         },
       };
     }
+    if (route.method !== 'GET') operation = asWrite(operation);
     operation.security = [{ apiKey: [] }];
     operation.tags = [route.resource.path];
-    operation.description = `Requires the scope \`${route.scope}\`.`;
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+    operation.description = `${operation.description ? `${operation.description as string} ` : ''}Requires the scope \`${route.scope}\`.`;
+    (paths[documentPath(route)] ??= {})[route.method.toLowerCase()] = operation;
   }
   return {
     openapi: '3.1.0',

@@ -167,11 +167,12 @@ async function runItem(ctx: Context, schema: GraphQLSchema, type: ResourceType, 
     const result = await upsert(ctx, schema, type, externalId!, input!, {});
     return { index: 0, status: result.created ? 201 : 200, record: result.record };
   }
+  const change = write(item.op);
   if (!id && !externalId) check.fail('id', `is required (or external_id) for ${item.op === 'update' ? 'an update' : 'a delete'}`);
   const input = item.op === 'update' ? coerced(schema, `Update${type}Input`, item.data ?? {}, check) : undefined;
   check.done();
   const target = id ?? (await holderOf(ctx, type, externalId!));
-  const record = await write(item.op)({ id: target, expectedVersion: item.ifMatch, input }, ctx, {});
+  const record = await change({ id: target, expectedVersion: item.ifMatch, input }, ctx, {});
   return item.op === 'delete' ? { index: 0, status: 204 } : { index: 0, status: 200, record };
 }
 

@@ -60,7 +60,8 @@ export function checkExternalId(check: InputCheck, value: unknown): string | nul
  * where they remove a key). Answers it as given, or undefined after a fault.
  */
 export function checkMetadata(check: InputCheck, value: unknown, update = false): Record<string, string | null> | undefined {
-  if (value === undefined || (update && value === null)) return undefined;
+  // null is no metadata on a create (as for any optional field), and no change on an update.
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     check.fail('metadata', 'must be an object of string values');
     return undefined;

@@ -31,11 +31,11 @@ const LANGUAGES: Language[] = [
     name: 'Python (unittest)',
     dir: 'clients/python',
     command: ['python3', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-t', 'clients/python', '-v'],
-    passed: /Ran 24 tests[\s\S]*\nOK/,
+    passed: /Ran 27 tests[\s\S]*\nOK/,
     example: { file: 'readme_example.py', command: ['python3', 'readme_example.py'] },
   },
-  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /23 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
-  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /23 passed, 0 failed/, example: {
+  { name: 'Ruby (minitest)', dir: 'clients/ruby', command: ['ruby', 'clients/ruby/test/test_client.rb'], passed: /26 runs, \d+ assertions, 0 failures, 0 errors/, example: { file: 'readme_example.rb', command: ['ruby', '-Ilib', 'readme_example.rb'] } },
+  { name: 'PHP (plain assertions)', dir: 'clients/php', command: ['php', 'clients/php/tests/ClientTest.php'], passed: /26 passed, 0 failed/, example: {
       file: 'readme_example.php',
       command: ['php', 'readme_example.php'],
       // Composer's autoloader stands for the package's PSR-4 map (composer.json): Crm\\X is src/X.php.
@@ -133,6 +133,33 @@ describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
       const lines = result.output.trim().split('\n');
       expect(lines).toEqual([`${earlier} 2020-01-01 Overdue ${name}`, `${later} 2020-03-01 Overdue ${name}`, 'total overdue: 2']);
       for (const number of [draft, notDue]) expect(result.output).not.toContain(number);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+
+  it('runs the README batch example (its fourth code block) as written: two customers upserted by external id, updated when run again', async () => {
+    const key = api.keys[`${name} README`]!;
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    const code = [...readme.matchAll(/```\w+\n([\s\S]*?)```/g)][3]![1]!;
+    const file = join(dir, example.file);
+    writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
+    try {
+      const runExample = async () => {
+        const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
+        expect(result.code, result.output).toBe(0);
+        return result.output.trim().split('\n');
+      };
+      const first = await runExample();
+      expect(first).toEqual([expect.stringMatching(/^created crm-1001 [0-9a-f-]{36}$/), expect.stringMatching(/^created crm-1002 [0-9a-f-]{36}$/)]);
+      const ids = first.map((line) => line.split(' ')[2]);
+      expect(await runExample()).toEqual([`updated crm-1001 ${ids[0]}`, `updated crm-1002 ${ids[1]}`]);
+      const client = rest(api, key);
+      for (const [externalId, id] of [['crm-1001', ids[0]], ['crm-1002', ids[1]]]) {
+        const found = await client.get(`/customers?external_id=${externalId}`);
+        expect(found.body.data.map((c: { id: string }) => c.id), externalId).toEqual([id]);
+      }
+      expect((await client.get(`/customers/${ids[1]}`)).body).toMatchObject({ name: 'Grace Hopper', metadata: { team: 'navy' } });
     } finally {
       rmSync(file, { force: true });
     }

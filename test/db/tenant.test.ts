@@ -7,7 +7,7 @@ describe('the tenant-scoped client', () => {
   it('reaches the tenant-shaped models of the Prisma schema, not keys, users or sessions', () => {
     expect([...BUSINESS_MODELS].sort()).toEqual(
       [
-        'Customer', 'Email', 'Estimate', 'EstimateLineItem', 'Event', 'IdempotencyKey', 'Invoice', 'InvoiceLineItem', 'Job', 'Proposal', 'RecordCount',
+        'Customer', 'Email', 'Estimate', 'EstimateLineItem', 'Event', 'IdempotencyKey', 'Import', 'Invoice', 'InvoiceLineItem', 'Job', 'Proposal', 'RecordCount',
         'WebhookAttempt', 'WebhookDelivery', 'WebhookEndpoint',
       ].sort(),
     );

@@ -55,8 +55,9 @@ describe.each(DB_KINDS)('CSV imports on %s', (kind) => {
     expect(event.data.object).toMatchObject({ id: started.body.id, status: 'completed', total: 6, created: 2, updated: 0, failed: 4 });
 
     // The event log shows it too (events:read), so its seq leaves no gap.
-    const logged = (await acme.get(`/events?seq=${event.seq}`)).body.data;
-    expect(logged).toMatchObject([{ id: event.id, type: 'import.completed', data: { object: { id: started.body.id, status: 'completed' } } }]);
+    const { seq, id: eventId } = event as unknown as { seq: number; id: string };
+    const logged = (await acme.get(`/events?seq=${seq}`)).body.data;
+    expect(logged).toMatchObject([{ id: eventId, type: 'import.completed', data: { object: { id: started.body.id, status: 'completed' } } }]);
 
     const result = await acme.get(`/imports/${started.body.id}`);
     expect(result.status).toBe(200);

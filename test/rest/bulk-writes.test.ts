@@ -155,4 +155,13 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     // The GET took one; the batch of 25 takes three.
     expect(before - after).toBe(3);
   });
+
+  it("a batch update of a resource that takes none is that item's 400, naming op", async () => {
+    const customer = (await acme.get('/customers?limit=1')).body.data[0].id;
+    const email = (await acme.post('/emails', { customer_id: customer, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'Hi' })).body.id;
+    const response = await acme.post('/emails/batch', { mode: 'partial', items: [{ op: 'update', id: email, data: { subject: 'x' } }] });
+    expect(response.status).toBe(200);
+    expect(response.body.results[0]).toMatchObject({ status: 400, error: { code: 'BAD_REQUEST', errors: [{ param: 'op', message: 'email records cannot be updated' }] } });
+    expect((await acme.post('/customers', { name: 'No metadata', metadata: null })).status).toBe(201);
+  });
 });

@@ -125,6 +125,64 @@ export function customerName(invoice: Invoice): string | undefined {
 // @ts-expect-error without expand=customer there is no customer
 export const always = (invoice: Invoice): components['schemas']['Customer'] => invoice.customer;
 export const itemShape: NonNullable<paths['/invoices/{id}']['get']['parameters']['query']> = { expand: ['customer', 'job'], fields: ['number'] };
+
+// An upsert by external id: created (201, where it lives) or updated (200, its version).
+type Upsert = paths['/customers/by_external_id/{external_id}']['put'];
+export const externalId: Upsert['parameters']['path']['external_id'] = 'crm-42';
+export const upserted: Upsert['requestBody']['content']['application/json'] = { name: 'Ada', external_id: 'crm-42', metadata: { source: 'crm' } };
+export function upsertCreated(h: Upsert['responses'][201]['headers']): string {
+  return h['Location']; // reads a header
+}
+export function upsertUpdated(r: Upsert['responses'][200]['content']['application/json']): number {
+  return r.version;
+}
+
+// Any write can be a dry run: asked for in Prefer, the answer says so.
+export const dryRun: NonNullable<Upsert['parameters']['header']> = { Prefer: 'dry-run' };
+export function tried(h: Upsert['responses'][201]['headers']) {
+  const marked: 'true' | undefined = h['Dry-Run']; // reads a header
+  const applied: 'dry-run' | undefined = h['Preference-Applied']; // reads a header
+  // @ts-expect-error a real call's answer carries no Dry-Run
+  const alwaysMarked: 'true' = h['Dry-Run'];
+  return { marked, applied, alwaysMarked };
+}
+
+// A batch: each item one op, with what that op takes.
+type Batch = paths['/customers/batch']['post'];
+type BatchBody = Batch['requestBody']['content']['application/json'];
+export const batch: BatchBody = {
+  mode: 'partial',
+  items: [
+    { op: 'upsert', external_id: 'crm-1', data: { name: 'Ada', metadata: { tier: 'gold' } } },
+    { op: 'update', external_id: 'crm-2', data: { metadata: { tier: null } }, if_match: 3 },
+    { op: 'delete', id: '00000000-0000-4000-8000-000000000000' },
+  ],
+};
+// @ts-expect-error an upsert names its record by external id
+export const anonymous: BatchBody = { items: [{ op: 'upsert', data: { name: 'Ada' } }] };
+// @ts-expect-error a create's data is the create input
+export const nickname: BatchBody = { items: [{ op: 'create', data: { nickname: 'Ada' } }] };
+// @ts-expect-error an e-mail cannot be updated
+export const emailUpdate: paths['/emails/batch']['post']['requestBody']['content']['application/json'] = { items: [{ op: 'update', id: '00000000-0000-4000-8000-000000000000' }] };
+export function batchNames(r: Batch['responses'][200]['content']['application/json']): Array<string | undefined> {
+  return r.results.map((result) => result.record?.name ?? result.error?.errors[0]?.param);
+}
+
+// Duplicates page like a list, without filters; a merge names its sources.
+type Duplicates = paths['/customers/duplicates']['get'];
+export const duplicatesPage: NonNullable<Duplicates['parameters']['query']> = { limit: 10, cursor: 'next' };
+// @ts-expect-error duplicates take no fields
+export const duplicateFields: NonNullable<Duplicates['parameters']['query']> = { fields: ['name'] };
+export function sharedBy(r: Duplicates['responses'][200]['content']['application/json']): string[] {
+  return r.data.flatMap((group) => group.customers.map((customer) => \`\${group.key} \${group.value}: \${customer.id}\`));
+}
+export const merge: paths['/customers/{id}/merge']['post']['requestBody']['content']['application/json'] = { source_ids: ['00000000-0000-4000-8000-000000000000'] };
+
+// Integration keys: filters on every list, and on every record.
+export const byKeys: NonNullable<paths['/jobs']['get']['parameters']['query']> = { external_id: 'crm-1', metadata: { tier: 'gold' } };
+export function tier(job: components['schemas']['Job']): string | undefined {
+  return job.external_id ?? job.metadata['tier'];
+}
 `;
 
 /** Every response header the document declares, anywhere. */

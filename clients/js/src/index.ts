@@ -81,12 +81,21 @@ export interface ClientOptions {
 
 type Query = Record<string, string | number | undefined>;
 
-/** Options of a write to an existing record. */
-export interface WriteOptions {
-  /** The version the record must still have (sent as `If-Match: "<version>"`); otherwise PreconditionFailed. */
-  ifMatch?: number | string;
+/** Options of every write. */
+export interface CallOptions {
   /** Defaults to a generated one, reused by the client's own retries of the call. */
   idempotencyKey?: string;
+  /**
+   * Sent as `Prefer: dry-run`: the server runs the write and answers what it would (the same
+   * record, or the same error), and keeps nothing.
+   */
+  dryRun?: boolean;
+}
+
+/** Options of a write to an existing record. */
+export interface WriteOptions extends CallOptions {
+  /** The version the record must still have (sent as `If-Match: "<version>"`); otherwise PreconditionFailed. */
+  ifMatch?: number | string;
 }
 
 export interface SyncOptions {
@@ -100,6 +109,15 @@ export interface SyncOptions {
 
 /** Null clears an optional field; absent fields are left as they are (JSON merge patch). */
 export type Patch<T> = { [K in keyof T]?: T[K] | null };
+
+/** An integration's string values under keys of its choosing (at most 50 keys of 1 to 40 characters `[A-Za-z0-9_-]`). */
+export type Metadata = Record<string, string>;
+/** On every record: an integration's own id for it (unique among the resource's live records) and its metadata. */
+export type IntegrationKeys = { external_id: string | null; metadata: Metadata };
+/** What every create and upsert may also set. */
+export type IntegrationInput = { external_id?: string; metadata?: Metadata };
+/** An update: a merge patch whose `metadata` merges key by key (a key with null is removed). */
+export type Update<Input> = Patch<Omit<Input, 'metadata'>> & { metadata?: Record<string, string | null> };
 
 /** A range filter, each bound given narrowing it (`{ gte: 10000, lt: 50000 }`), or one exact value. */
 export type Range<T> = T | { gt?: T; gte?: T; lt?: T; lte?: T };
@@ -117,7 +135,14 @@ export type InvoiceStatus = 'draft' | 'sent' | 'paid';
 /** An estimate's or a proposal's status. */
 export type QuoteStatus = 'draft' | 'sent' | 'accepted' | 'declined';
 
-type Stamped = { search?: string; created_at?: Range<Timestamp>; updated_at?: Range<Timestamp> };
+type Stamped = {
+  search?: string;
+  created_at?: Range<Timestamp>;
+  updated_at?: Range<Timestamp>;
+  external_id?: string;
+  /** `{ tier: 'gold' }`: records with exactly these values under these keys. */
+  metadata?: Metadata;
+};
 /** A list's own filters (`search` reads each list's own fields: a customer's name and e-mail, an invoice's number, ...). */
 export type CustomerFilters = Stamped & { email?: string; phone?: string };
 export type JobFilters = Stamped & { status?: AnyOf<JobStatus>; scheduled_at?: Range<Timestamp>; completed_at?: Range<Timestamp>; customer_id?: string };
@@ -195,12 +220,47 @@ export type ListOptions<T, L extends ListSpec, F extends FieldOf<T>, E extends F
     cursor?: string;
   };
 
+/** A batch's items, each one write (`update` on resources that have updates). */
+export type CreateItem<Input> = { op: 'create'; external_id?: string; data: Input };
+export type UpsertItem<Input> = { op: 'upsert'; external_id: string; data: Input };
+/** An update or a delete names its record by `id` or by `external_id`. */
+type Target = { id: string; external_id?: never } | { external_id: string; id?: never };
+export type UpdateItem<Input> = { op: 'update'; data?: Update<Input>; if_match?: number } & Target;
+export type DeleteItem = { op: 'delete'; if_match?: number } & Target;
+/** `atomic`: every item or none (the call throws on the first refusal, naming `items[i].field`); `partial`: each item on its own. */
+export type BatchMode = 'atomic' | 'partial';
+/** One item's outcome, in the order of the items: the record written, or why the item was refused (partial). */
+export interface BatchResult<T> {
+  index: number;
+  /** What its single call would answer: 201 created, 200 updated, 204 deleted, or its error's status. */
+  status: number;
+  record?: T;
+  error?: { code: string; detail: string; errors: FieldError[] };
+}
+
+/** Live customers sharing an e-mail or a phone. */
+export interface DuplicateGroup {
+  key: 'email' | 'phone';
+  value: string;
+  /** How many live customers share it (the group lists at most 100, oldest first). */
+  count: number;
+  customers: Customer[];
+}
+
 interface Resource<T, Input, L extends ListSpec = ListSpec> {
   list<F extends FieldOf<T> = FieldOf<T>, E extends FieldOf<L['references']> = never>(params?: ListOptions<T, L, F, E>): Promise<Page<Shaped<T, L, F, E>>>;
   get<F extends FieldOf<T> = FieldOf<T>, E extends FieldOf<L['references']> = never>(id: string, options?: ShapeOptions<T, L, F, E>): Promise<Shaped<T, L, F, E>>;
   /** Every record over all pages, fetched page by page. */
   iterate<F extends FieldOf<T> = FieldOf<T>, E extends FieldOf<L['references']> = never>(params?: ListOptions<T, L, F, E>): AsyncGenerator<Shaped<T, L, F, E>>;
-  create(input: Input, options?: { idempotencyKey?: string }): Promise<T>;
+  create(input: Input, options?: CallOptions): Promise<T>;
+  /**
+   * PUT /{resource}/by_external_id/{externalId}: creates the record holding `externalId`, or
+   * updates the live one that holds it (a created record is at version 1). Concurrent upserts
+   * of one external id make one record.
+   */
+  upsert(externalId: string, input: Input, options?: CallOptions): Promise<T>;
+  /** Up to 100 creates, upserts and deletes in one transaction (see BatchMode). */
+  batch(items: ReadonlyArray<CreateItem<Input> | UpsertItem<Input> | DeleteItem>, mode?: BatchMode, options?: CallOptions): Promise<{ results: BatchResult<T>[] }>;
   /** Soft delete: the record reads as 404 until restored. */
   delete(id: string, options?: WriteOptions): Promise<void>;
   restore(id: string, options?: WriteOptions): Promise<T>;
@@ -211,14 +271,26 @@ interface Resource<T, Input, L extends ListSpec = ListSpec> {
 }
 
 interface EditableResource<T extends { version: number }, Input, L extends ListSpec = ListSpec> extends Resource<T, Input, L> {
-  update(id: string, patch: Patch<Input>, options?: WriteOptions): Promise<T>;
+  update(id: string, patch: Update<Input>, options?: WriteOptions): Promise<T>;
   /** Updates `record` only if it is still at `record.version`; otherwise throws PreconditionFailed carrying the current record. */
-  updateIfUnchanged(record: { id: string; version: number }, patch: Patch<Input>, options?: Omit<WriteOptions, 'ifMatch'>): Promise<T>;
+  updateIfUnchanged(record: { id: string; version: number }, patch: Update<Input>, options?: Omit<WriteOptions, 'ifMatch'>): Promise<T>;
+  /** Up to 100 creates, updates, upserts and deletes in one transaction (see BatchMode). */
+  batch(items: ReadonlyArray<CreateItem<Input> | UpsertItem<Input> | UpdateItem<Input> | DeleteItem>, mode?: BatchMode, options?: CallOptions): Promise<{ results: BatchResult<T>[] }>;
 }
 
 interface MovableResource<T extends { version: number }, Input, Move extends string, L extends ListSpec = ListSpec> extends EditableResource<T, Input, L> {
   /** POST /{resource}/{id}/{move}: a change of status, such as an invoice's `send`. */
   transition(id: string, move: Move, options?: WriteOptions): Promise<T>;
+}
+
+interface Customers extends EditableResource<Customer, CustomerInput, CustomerList> {
+  /** GET /customers/duplicates: live customers sharing an e-mail or a phone, grouped (e-mail groups first), a page of groups. */
+  duplicates(params?: { page?: number; limit?: number; cursor?: string }): Promise<Page<DuplicateGroup>>;
+  /**
+   * POST /customers/{id}/merge: moves every job, e-mail, invoice, estimate and proposal of the
+   * `sourceIds` customers to this one and deletes them, in one transaction; answers this customer.
+   */
+  merge(id: string, sourceIds: readonly string[], options?: WriteOptions): Promise<Customer>;
 }
 
 /**
@@ -244,8 +316,8 @@ export class Sync<T, Item = T | Tombstone> implements AsyncIterable<Item> {
   }
 }
 
-/** Every record: `version` grows by one on each change; `deleted_at` is null while it is live. */
-export type Versioned = { version: number; deleted_at: string | null };
+/** Every record: `version` grows by one on each change; `deleted_at` is null while it is live; its integration keys. */
+export type Versioned = { version: number; deleted_at: string | null } & IntegrationKeys;
 export type Customer = Versioned & { id: string; name: string; email: string | null; phone: string | null; created_at: string; updated_at: string };
 export type Job = Versioned & { id: string; customer_id: string; title: string; description: string | null; status: string; scheduled_at: string | null; completed_at: string | null; created_at: string; updated_at: string };
 export type Email = Versioned & { id: string; customer_id: string; type: string; from: string; to: string; subject: string; body: string; sent_at: string; created_at: string; updated_at: string };
@@ -291,7 +363,7 @@ export interface Events {
   /** Every event over all pages, newest first. */
   iterate(params?: Query): AsyncGenerator<CrmEvent>;
   /** Queues the event again, now: to one endpoint, or to every enabled endpoint that receives its type. */
-  resend(id: string, endpointId?: string | null, options?: { idempotencyKey?: string }): Promise<CrmEvent>;
+  resend(id: string, endpointId?: string | null, options?: CallOptions): Promise<CrmEvent>;
   /**
    * The events committed after `eventId` (or after where `options.cursor` left off), oldest
    * first, page after page; after the loop, `.cursor` is where to resume later.
@@ -301,32 +373,70 @@ export interface Events {
 
 export interface WebhookEndpoints {
   /** Answers the endpoint with its signing `secret`, this once: keep it. */
-  create(input: WebhookEndpointInput, options?: { idempotencyKey?: string }): Promise<WebhookEndpointWithSecret>;
+  create(input: WebhookEndpointInput, options?: CallOptions): Promise<WebhookEndpointWithSecret>;
   list(params?: Query): Promise<Page<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint>;
   iterate(params?: Query): AsyncGenerator<WebhookEndpoint>;
   /** The fields given are set (`enabled: true` also clears `disabled_reason`). */
-  update(id: string, patch: Patch<WebhookEndpointInput>, options?: { idempotencyKey?: string }): Promise<WebhookEndpoint>;
+  update(id: string, patch: Patch<WebhookEndpointInput>, options?: CallOptions): Promise<WebhookEndpoint>;
   /** Removes the endpoint, its pending deliveries and its delivery log. */
-  delete(id: string, options?: { idempotencyKey?: string }): Promise<void>;
+  delete(id: string, options?: CallOptions): Promise<void>;
   /** A new signing secret, answered this once; for 24 hours deliveries carry a signature by the old one too. */
-  rotateSecret(id: string, options?: { idempotencyKey?: string }): Promise<WebhookEndpointWithSecret>;
+  rotateSecret(id: string, options?: CallOptions): Promise<WebhookEndpointWithSecret>;
   /** The endpoint's delivery attempts, newest first. */
   deliveries(id: string, params?: Query): Promise<Page<WebhookAttempt>>;
   /** Sends a signed `webhook.ping` now and answers how the endpoint took it. */
   test(id: string): Promise<WebhookTestResult>;
 }
 
+export type ImportStatus = 'pending' | 'running' | 'completed' | 'failed';
+/** A CSV import and its progress: rows created, updated and refused so far, and the refused rows' faults. */
+export interface Import {
+  id: string;
+  status: ImportStatus;
+  resource: 'customers';
+  mode: 'create' | 'upsert';
+  total: number;
+  created: number;
+  updated: number;
+  failed: number;
+  /** `row` counts data rows from 1 (the header is not a row); `param` is the column at fault, null for the row as a whole. */
+  errors: Array<{ row: number; param: string | null; message: string }>;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+export interface Imports {
+  /**
+   * POST /imports: a CSV file (a header row of field names, `metadata.<key>` columns) written
+   * in the background, each row created (`mode: 'create'`) or upserted by its `external_id`;
+   * answers where to follow it with `get`.
+   */
+  create(csv: string, options: CallOptions & { resource: 'customers'; mode?: 'create' | 'upsert' }): Promise<{ id: string; status: ImportStatus }>;
+  get(id: string): Promise<Import>;
+}
+
+/** One API request of the organization, as it was answered (never its body or a secret). */
+export type RequestLog = { request_id: string; method: string; path: string; status: number; duration_ms: number; error_code: string | null; key_prefix: string; created_at: string };
+export type RequestLogQuery = { status?: string | number; method?: string; request_id?: string; page?: number; limit?: number; cursor?: string };
+
+export interface RequestLogs {
+  /** The recent requests, newest first: `status` (`400`, `'4xx'`), `method`, `request_id` (scope `logs:read`). */
+  list(params?: RequestLogQuery): Promise<Page<RequestLog>>;
+  iterate(params?: RequestLogQuery): AsyncGenerator<RequestLog>;
+}
+
 /** What the endpoint answered a test ping: its status (null when it could not be reached), the time it took, why it failed. */
 export type WebhookTestResult = { status_code: number | null; duration_ms: number; error: string | null };
 
 export type LineItemInput = { description: string; quantity: number; unit_amount: number };
-export type CustomerInput = { name: string; email?: string; phone?: string };
-export type JobInput = { customer_id: string; title: string; description?: string; scheduled_at?: string };
-export type EmailInput = { customer_id: string; type: 'incoming' | 'outgoing'; from: string; to: string; subject: string; body?: string; sent_at?: string };
-export type InvoiceInput = { customer_id: string; job_id?: string; currency: string; due_date?: string; line_items: LineItemInput[] };
-export type EstimateInput = { customer_id: string; job_id?: string; currency: string; valid_until?: string; line_items: LineItemInput[] };
-export type ProposalInput = { customer_id: string; title: string; currency: string; total_amount: number };
+export type CustomerInput = IntegrationInput & { name: string; email?: string; phone?: string };
+export type JobInput = IntegrationInput & { customer_id: string; title: string; description?: string; scheduled_at?: string };
+export type EmailInput = IntegrationInput & { customer_id: string; type: 'incoming' | 'outgoing'; from: string; to: string; subject: string; body?: string; sent_at?: string };
+export type InvoiceInput = IntegrationInput & { customer_id: string; job_id?: string; currency: string; due_date?: string; line_items: LineItemInput[] };
+export type EstimateInput = IntegrationInput & { customer_id: string; job_id?: string; currency: string; valid_until?: string; line_items: LineItemInput[] };
+export type ProposalInput = IntegrationInput & { customer_id: string; title: string; currency: string; total_amount: number };
 
 /**
  * A list call's options in REST's words: filters (beside the paging options or in `where`)
@@ -358,7 +468,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 
 export class CrmClient {
-  readonly customers: EditableResource<Customer, CustomerInput, CustomerList>;
+  readonly customers: Customers;
   readonly jobs: MovableResource<Job, JobInput, 'start' | 'complete' | 'cancel', JobList>;
   /** E-mails cannot be edited: no `update`. */
   readonly emails: Resource<Email, EmailInput, EmailList>;
@@ -369,6 +479,10 @@ export class CrmClient {
   readonly events: Events;
   /** Where events are sent, signed (see verifyWebhook). */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** CSV files written in the background. */
+  readonly imports: Imports;
+  /** The organization's recent API requests. */
+  readonly requestLogs: RequestLogs;
 
   private readonly apiKey: string;
   private readonly baseUrl: string;
@@ -384,7 +498,7 @@ export class CrmClient {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.maxRetries = options.maxRetries ?? 3;
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.customers = this.editable('customers', []);
+    this.customers = this.customerResource();
     this.jobs = this.editable('jobs', ['start', 'complete', 'cancel']);
     this.emails = this.resource('emails');
     this.invoices = this.editable('invoices', ['send', 'pay']);
@@ -392,6 +506,15 @@ export class CrmClient {
     this.proposals = this.editable('proposals', ['send', 'accept', 'decline']);
     this.events = this.eventLog();
     this.webhookEndpoints = this.endpoints();
+    this.imports = {
+      create: (csv, { resource, mode, ...options }) =>
+        this.request('POST', '/imports', { ...this.writeOptions(options), query: { resource, mode }, body: csv, contentType: 'text/csv' }),
+      get: (id) => this.request('GET', `/imports/${encodeURIComponent(id)}`),
+    };
+    this.requestLogs = {
+      list: (params = {}) => this.request('GET', '/request_logs', { query: params }),
+      iterate: (params = {}) => this.iterate('request_logs', params),
+    };
   }
 
   private eventLog(): Events {
@@ -400,11 +523,7 @@ export class CrmClient {
       list: (params = {}) => this.request<Page<CrmEvent>>('GET', '/events', { query: params }),
       get: (id) => this.request<CrmEvent>('GET', item(id)),
       iterate: (params = {}) => this.iterate<CrmEvent>('events', params),
-      resend: (id, endpointId, options = {}) =>
-        this.request<CrmEvent>('POST', `${item(id)}/resend`, {
-          body: endpointId ? { endpoint_id: endpointId } : {},
-          idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(),
-        }),
+      resend: (id, endpointId, options = {}) => this.request<CrmEvent>('POST', `${item(id)}/resend`, { ...this.writeOptions(options), body: endpointId ? { endpoint_id: endpointId } : {} }),
       since: (eventId, { cursor = null, type, limit = 100 } = {}) => {
         if (!eventId && !cursor) throw new TypeError('events.since needs an event id, or the cursor of an earlier catch-up');
         return new Sync<CrmEvent, CrmEvent>(
@@ -418,19 +537,18 @@ export class CrmClient {
 
   private endpoints(): WebhookEndpoints {
     const item = (id: string) => `/webhook_endpoints/${encodeURIComponent(id)}`;
-    const key = (options: { idempotencyKey?: string }) => options.idempotencyKey ?? crypto.randomUUID();
     return {
       // A retried create or rotation must answer the secret of the first: both carry an Idempotency-Key.
-      create: (input, options = {}) => this.request<WebhookEndpointWithSecret>('POST', '/webhook_endpoints', { body: input, idempotencyKey: key(options) }),
+      create: (input, options = {}) => this.request<WebhookEndpointWithSecret>('POST', '/webhook_endpoints', { ...this.writeOptions(options), body: input }),
       list: (params = {}) => this.request<Page<WebhookEndpoint>>('GET', '/webhook_endpoints', { query: params }),
       get: (id) => this.request<WebhookEndpoint>('GET', item(id)),
       iterate: (params = {}) => this.iterate<WebhookEndpoint>('webhook_endpoints', params),
       update: (id, patch, options = {}) =>
-        this.request<WebhookEndpoint>('PATCH', item(id), { body: patch, contentType: 'application/merge-patch+json', idempotencyKey: key(options) }),
+        this.request<WebhookEndpoint>('PATCH', item(id), { ...this.writeOptions(options), body: patch, contentType: 'application/merge-patch+json' }),
       delete: async (id, options = {}) => {
-        await this.request<void>('DELETE', item(id), { idempotencyKey: key(options) });
+        await this.request<void>('DELETE', item(id), this.writeOptions(options));
       },
-      rotateSecret: (id, options = {}) => this.request<WebhookEndpointWithSecret>('POST', `${item(id)}/rotate_secret`, { idempotencyKey: key(options) }),
+      rotateSecret: (id, options = {}) => this.request<WebhookEndpointWithSecret>('POST', `${item(id)}/rotate_secret`, this.writeOptions(options)),
       deliveries: (id, params = {}) => this.request<Page<WebhookAttempt>>('GET', `${item(id)}/deliveries`, { query: params }),
       test: (id) => this.request<WebhookTestResult>('POST', `${item(id)}/test`),
     };
@@ -443,7 +561,9 @@ export class CrmClient {
       get: (id, options = {}) => this.request('GET', item(id), { query: listQuery({ fields: options.fields, expand: options.expand }) }),
       iterate: (params = {}) => this.iterate(path, listQuery(params)),
       // A generated key makes the client's own retries safe: a retried create never duplicates.
-      create: (input, options = {}) => this.request<T>('POST', `/${path}`, { body: input, idempotencyKey: options.idempotencyKey ?? crypto.randomUUID() }),
+      create: (input, options = {}) => this.request<T>('POST', `/${path}`, { ...this.writeOptions(options), body: input }),
+      upsert: (externalId, input, options = {}) => this.request<T>('PUT', `/${path}/by_external_id/${encodeURIComponent(externalId)}`, { ...this.writeOptions(options), body: input }),
+      batch: (items, mode = 'atomic', options = {}) => this.request<{ results: BatchResult<T>[] }>('POST', `/${path}/batch`, { ...this.writeOptions(options), body: { items, mode } }),
       delete: async (id, options = {}) => {
         await this.request<void>('DELETE', item(id), this.writeOptions(options));
       },
@@ -465,7 +585,7 @@ export class CrmClient {
 
   private editable<T extends { version: number }, Input, Move extends string, L extends ListSpec>(path: string, moves: Move[]): MovableResource<T, Input, Move, L> {
     const item = (id: string) => `/${path}/${encodeURIComponent(id)}`;
-    const update = (id: string, patch: Patch<Input>, options: WriteOptions = {}) =>
+    const update = (id: string, patch: Update<Input>, options: WriteOptions = {}) =>
       this.request<T>('PATCH', item(id), { ...this.writeOptions(options), body: patch, contentType: 'application/merge-patch+json' });
     return {
       ...this.resource<T, Input, L>(path),
@@ -478,9 +598,18 @@ export class CrmClient {
     };
   }
 
-  /** Every write to an existing record carries an Idempotency-Key, so the client's retries never apply it twice. */
-  private writeOptions(options: WriteOptions): { idempotencyKey: string; ifMatch?: string } {
-    return { idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(), ifMatch: options.ifMatch === undefined ? undefined : entityTag(options.ifMatch) };
+  private customerResource(): Customers {
+    return {
+      ...this.editable<Customer, CustomerInput, never, CustomerList>('customers', []),
+      duplicates: (params = {}) => this.request<Page<DuplicateGroup>>('GET', '/customers/duplicates', { query: params }),
+      merge: (id, sourceIds, options = {}) =>
+        this.request<Customer>('POST', `/customers/${encodeURIComponent(id)}/merge`, { ...this.writeOptions(options), body: { source_ids: sourceIds } }),
+    };
+  }
+
+  /** Every write carries an Idempotency-Key, so the client's retries never apply it twice. */
+  private writeOptions(options: WriteOptions): { idempotencyKey: string; ifMatch?: string; dryRun?: boolean } {
+    return { idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(), ifMatch: options.ifMatch === undefined ? undefined : entityTag(options.ifMatch), dryRun: options.dryRun };
   }
 
   private async *iterate<T>(path: string, params: Query): AsyncGenerator<T> {
@@ -491,7 +620,7 @@ export class CrmClient {
     }
   }
 
-  private async request<T>(method: string, path: string, options: { query?: Query; body?: unknown; idempotencyKey?: string; ifMatch?: string; contentType?: string } = {}): Promise<T> {
+  private async request<T>(method: string, path: string, options: { query?: Query; body?: unknown; idempotencyKey?: string; ifMatch?: string; contentType?: string; dryRun?: boolean } = {}): Promise<T> {
     const url = new URL(this.baseUrl + path);
     for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     const headers: Record<string, string> = {
@@ -502,13 +631,15 @@ export class CrmClient {
     if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     if (options.ifMatch) headers['if-match'] = options.ifMatch;
+    if (options.dryRun) headers.prefer = 'dry-run';
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
         response = await this.fetch(url, {
           method,
           headers,
-          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          // A file (an import's CSV) is sent as it is.
+          body: options.body === undefined ? undefined : typeof options.body === 'string' && options.contentType?.startsWith('text/') ? options.body : JSON.stringify(options.body),
           signal: AbortSignal.timeout(this.timeoutMs),
         });
       } catch (error) {

@@ -300,27 +300,129 @@ describe('JavaScript client against the real server', () => {
     const document = (await call(`${api.url}/v1/openapi.json`)).body;
     const camel = (name: string) => name.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
     const missing = '00000000-0000-4000-8000-000000000000';
+    type Method = (...args: unknown[]) => Promise<unknown>;
     for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
       const [, name, id, action] = path.split('/');
       // /webhook_endpoints is crm.webhookEndpoints.
-      const resource = (crm as unknown as Record<string, Record<string, unknown>>)[camel(name!)];
+      const resource = (crm as unknown as Record<string, Record<string, Method>>)[camel(name!)];
       expect(resource, path).toBeDefined();
       for (const method of Object.keys(methods)) {
-        const operation = !action
-          ? { get: id ? 'get' : 'list', patch: 'update', delete: 'delete', post: 'create' }[method]!
-          : action === 'restore' || typeof resource![action] === 'function' || !('transition' in resource!)
-            ? camel(action) // restore; events.resend, webhookEndpoints.rotateSecret and .deliveries
-            : 'transition';
+        const operation =
+          id === 'by_external_id'
+            ? 'upsert'
+            : !action && id && !id.startsWith('{')
+              ? id // customers.batch, customers.duplicates
+              : !action
+                ? { get: id ? 'get' : 'list', patch: 'update', delete: 'delete', post: 'create' }[method]!
+                : action === 'restore' || typeof resource![action] === 'function' || !('transition' in resource!)
+                  ? camel(action) // restore, customers.merge; events.resend, webhookEndpoints.rotateSecret and .deliveries
+                  : 'transition';
         expect(typeof resource![operation], `${method.toUpperCase()} ${path}`).toBe('function');
+        const run = resource![operation]!;
         if (operation === 'transition') {
           // The client knows the move: it throws TypeError for one it does not know, before any request.
-          await expect((resource!.transition as (id: string, move: string) => Promise<unknown>)(missing, action!)).rejects.toBeInstanceOf(NotFound);
+          await expect(run(missing, action!)).rejects.toBeInstanceOf(NotFound);
+        } else if (operation === 'merge') {
+          // Into a customer that does not exist (the source must be a live one).
+          const source = await crm.customers.create({ name: 'JS merge source' });
+          await expect(run(missing, [source.id])).rejects.toBeInstanceOf(NotFound);
+        } else if (operation === 'upsert') {
+          // The method calls this route: the operation judges the body (every create requires a field).
+          const refused = await run('js-route', {}, { dryRun: true }).catch((e: unknown) => e);
+          expect(refused, path).toBeInstanceOf(BadRequest);
+          expect((refused as BadRequest).errors.length, path).toBeGreaterThan(0);
+        } else if (operation === 'batch') {
+          // The method calls this route: a dry run answers what it would write.
+          expect(await run([{ op: 'delete', id: missing }], 'partial', { dryRun: true }), path).toEqual({ results: [expect.objectContaining({ index: 0, status: 404 })] });
+        } else if (operation === 'duplicates') {
+          expect(await run(), path).toMatchObject({ data: expect.any(Array), pagination: { page: 1 } });
         } else if (action && operation !== 'restore') {
           // The method calls this route: an unknown record is NotFound (not a 405 or a route miss).
-          await expect((resource![operation] as (id: string) => Promise<unknown>)(name === 'events' ? 'evt_00000000000000000000000000000000' : missing)).rejects.toBeInstanceOf(NotFound);
+          await expect(run(name === 'events' ? 'evt_00000000000000000000000000000000' : missing)).rejects.toBeInstanceOf(NotFound);
         }
       }
     }
+  });
+
+  it('upserts and batches by external id, filters on integration keys, and dry runs keep nothing', async () => {
+    const created = await crm.customers.upsert('js-crm-1', { name: 'JS Upserted', metadata: { tier: 'gold', region: 'eu' } });
+    expect(created).toMatchObject({ external_id: 'js-crm-1', metadata: { tier: 'gold', region: 'eu' }, version: 1 });
+    const updated = await crm.customers.upsert('js-crm-1', { name: 'JS Upserted again', metadata: { tier: 'silver' } });
+    expect(updated).toMatchObject({ id: created.id, name: 'JS Upserted again', metadata: { tier: 'silver', region: 'eu' }, version: 2 });
+    // An update merges metadata key by key; null removes one.
+    expect((await crm.customers.update(created.id, { metadata: { region: null } })).metadata).toEqual({ tier: 'silver' });
+    expect((await crm.customers.list({ external_id: 'js-crm-1' })).data.map((c) => c.id)).toEqual([created.id]);
+    expect((await crm.customers.list({ where: { metadata: { tier: 'silver' } } })).data.map((c) => c.id)).toEqual([created.id]);
+
+    const { results } = await crm.customers.batch([
+      { op: 'create', external_id: 'js-batch-1', data: { name: 'JS Batch 1' } },
+      { op: 'upsert', external_id: 'js-crm-1', data: { name: 'JS Upserted by batch' } },
+      { op: 'update', external_id: 'js-batch-1', data: { phone: '+14155550199' } },
+      { op: 'delete', id: created.id, if_match: 4 },
+    ]);
+    expect(results.map((r) => [r.index, r.status])).toEqual([[0, 201], [1, 200], [2, 200], [3, 204]]);
+    expect(results[2]!.record).toMatchObject({ external_id: 'js-batch-1', phone: '+14155550199' });
+    await expect(crm.customers.get(created.id)).rejects.toBeInstanceOf(NotFound);
+    // Atomic: a refusal throws, naming the item's field, and nothing is written.
+    const refused = await crm.customers.batch([{ op: 'create', data: { name: 'JS never' } }, { op: 'create', data: { name: 'JS bad', email: 'nope' } }]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BadRequest);
+    expect((refused as BadRequest).errors.map((e) => e.param)).toEqual(['items[1].email']);
+    expect((await crm.customers.list({ search: 'JS never' })).pagination.total).toBe(0);
+    // Partial: each refused item in its result.
+    const partial = await crm.customers.batch([{ op: 'create', data: { name: 'JS partial' } }, { op: 'update', external_id: 'js-nobody', data: { name: 'x' } }], 'partial');
+    expect(partial.results.map((r) => r.status)).toEqual([201, 404]);
+    expect(partial.results[1]).toMatchObject({ index: 1, error: { code: 'NOT_FOUND', errors: [{ param: 'external_id' }] } });
+    expect((await crm.emails.batch([{ op: 'delete', external_id: 'js-nobody' }], 'partial')).results[0]!.status).toBe(404);
+    // @ts-expect-error e-mails cannot be updated, so a batch of them has no update
+    const emailUpdate: Parameters<typeof crm.emails.batch>[0] = [{ op: 'update', id: created.id }];
+    expect(emailUpdate).toHaveLength(1);
+
+    // Dry runs answer what the write would, and keep nothing.
+    const tried = await crm.customers.create({ name: 'JS dry run' }, { dryRun: true });
+    expect(tried).toMatchObject({ name: 'JS dry run', version: 1 });
+    await expect(crm.customers.get(tried.id)).rejects.toBeInstanceOf(NotFound);
+    const batchTried = await crm.customers.batch([{ op: 'upsert', external_id: 'js-dry', data: { name: 'JS dry batch' } }], 'atomic', { dryRun: true });
+    expect(batchTried.results[0]).toMatchObject({ status: 201, record: { external_id: 'js-dry' } });
+    expect((await crm.customers.list({ external_id: 'js-dry' })).pagination.total).toBe(0);
+    const kept = (await crm.customers.list({ external_id: 'js-batch-1' })).data[0]!;
+    await expect(crm.customers.update(kept.id, { name: 'JS stale' }, { ifMatch: 1, dryRun: true })).rejects.toBeInstanceOf(PreconditionFailed);
+    expect(await crm.customers.update(kept.id, { name: 'JS renamed' }, { dryRun: true })).toMatchObject({ name: 'JS renamed', version: kept.version + 1 });
+    await crm.customers.delete(kept.id, { dryRun: true });
+    expect(await crm.customers.get(kept.id)).toEqual(kept);
+  });
+
+  it('finds duplicate customers and merges them, their records moving along', async () => {
+    const kept = await crm.customers.create({ name: 'JS Kept', email: 'js.twin@example.com' });
+    const twin = await crm.customers.create({ name: 'JS Twin', email: 'JS.Twin@example.com' });
+    const job = await crm.jobs.create({ customer_id: twin.id, title: 'JS twin job' });
+    const group = (await crm.customers.duplicates({ limit: 100 })).data.find((g) => g.key === 'email' && g.value === 'js.twin@example.com');
+    expect(group).toMatchObject({ count: 2, customers: [{ id: kept.id }, { id: twin.id }] });
+    expect(await crm.customers.merge(kept.id, [twin.id], { dryRun: true })).toEqual(kept);
+    expect((await crm.jobs.get(job.id)).customer_id).toBe(twin.id);
+    expect(await crm.customers.merge(kept.id, [twin.id], { ifMatch: kept.version })).toEqual(kept);
+    expect((await crm.jobs.get(job.id)).customer_id).toBe(kept.id);
+    await expect(crm.customers.get(twin.id)).rejects.toBeInstanceOf(NotFound);
+    expect((await crm.customers.duplicates({ limit: 100 })).data.some((g) => g.value === 'js.twin@example.com')).toBe(false);
+    const refused = await crm.customers.merge(kept.id, [kept.id]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BadRequest);
+    expect((refused as BadRequest).errors.map((e) => e.param)).toEqual(['source_ids[0]']);
+  });
+
+  it('imports a CSV file in the background, and lists the requests made', async () => {
+    const started = await crm.imports.create('name,external_id,metadata.team\nJS Imported,js-import-1,blue\n', { resource: 'customers', mode: 'upsert' });
+    expect(started).toEqual({ id: expect.any(String), status: expect.stringMatching(/^(pending|running|completed)$/) });
+    // It runs in the background: wait for it to end (no import left running behind this test).
+    let progress = await crm.imports.get(started.id);
+    for (const deadline = Date.now() + 20_000; progress.status !== 'completed' && progress.status !== 'failed' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      progress = await crm.imports.get(started.id);
+    }
+    expect(progress).toMatchObject({ id: started.id, status: 'completed', resource: 'customers', mode: 'upsert', total: 1, created: 1, failed: 0 });
+    expect((await crm.customers.list({ external_id: 'js-import-1' })).data.map((c) => c.metadata)).toEqual([{ team: 'blue' }]);
+    const refused = await crm.imports.create('nickname\nx\n', { resource: 'customers' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BadRequest);
+    const logged = await crm.requestLogs.list({ request_id: (refused as BadRequest).requestId! });
+    expect(logged.data.map((r) => [r.method, r.status, r.error_code])).toEqual([['POST', 400, 'BAD_REQUEST']]);
+    for await (const log of crm.requestLogs.iterate({ status: '4xx', limit: 5 })) expect(log.status).toBeGreaterThanOrEqual(400);
   });
 
   it('lists, gets and pages events; catches up after an event and resumes from the cursor', async () => {

@@ -8,7 +8,7 @@ namespace Crm;
 final class Client
 {
     public const VERSION = '0.1.0';
-    public readonly Resource $customers;
+    public readonly Customers $customers;
     public readonly Resource $jobs;
     public readonly Resource $emails;
     public readonly Resource $invoices;
@@ -18,6 +18,10 @@ final class Client
     public readonly Events $events;
     /** Where events are sent, signed (see Webhook::verify). */
     public readonly WebhookEndpoints $webhookEndpoints;
+    /** CSV files written in the background. */
+    public readonly Imports $imports;
+    /** The organization's recent API requests. */
+    public readonly RequestLogs $requestLogs;
     private string $apiKey;
     private string $baseUrl;
     /** @var callable(string, string, array, ?string): array{0:int,1:array<string,string>,2:string} */
@@ -31,7 +35,7 @@ final class Client
         }
         $this->apiKey = $apiKey;
         $this->baseUrl = rtrim($baseUrl ?? (getenv('CRM_BASE_URL') ?: 'http://localhost:3000/v1'), '/');
-        $this->customers = new Resource($this, 'customers');
+        $this->customers = new Customers($this);
         $this->jobs = new Resource($this, 'jobs', moves: ['start', 'complete', 'cancel']);
         $this->emails = new Resource($this, 'emails', editable: false);
         $this->invoices = new Resource($this, 'invoices', moves: ['send', 'pay']);
@@ -39,6 +43,8 @@ final class Client
         $this->proposals = new Resource($this, 'proposals', moves: ['send', 'accept', 'decline']);
         $this->events = new Events($this);
         $this->webhookEndpoints = new WebhookEndpoints($this);
+        $this->imports = new Imports($this);
+        $this->requestLogs = new RequestLogs($this);
         $this->transport = fn (string $method, string $url, array $headers, ?string $body) => $this->send($method, $url, $headers, $body);
     }
 
@@ -119,14 +125,21 @@ final class Client
         return [(int) $match[1], $received, $response];
     }
 
-    /** The decoded answer; [] when it has no body (204). A PATCH body is sent as a JSON merge patch. */
-    public function request(string $method, string $path, array $query = [], array|object|null $body = null, ?string $idempotencyKey = null, ?string $ifMatch = null): array
+    /**
+     * The decoded answer; [] when it has no body (204). A PATCH body is sent as a JSON merge
+     * patch; a string body is a file (an import's CSV), sent as it is. $dryRun sends Prefer:
+     * dry-run: the server answers what the write would, keeping nothing.
+     */
+    public function request(string $method, string $path, array $query = [], array|object|string|null $body = null, ?string $idempotencyKey = null, ?string $ifMatch = null, bool $dryRun = false): array
     {
         $queryString = self::queryString($query);
         $url = $this->baseUrl . $path . ($queryString !== '' ? "?$queryString" : '');
         $headers = ['Authorization' => "Bearer {$this->apiKey}", 'Accept' => 'application/json', 'User-Agent' => 'crm-client-php/' . self::VERSION];
         $payload = null;
-        if ($body !== null) {
+        if (is_string($body)) {
+            $headers['Content-Type'] = 'text/csv';
+            $payload = $body;
+        } elseif ($body !== null) {
             $headers['Content-Type'] = $method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
             $payload = json_encode($body, JSON_THROW_ON_ERROR);
         }
@@ -135,6 +148,9 @@ final class Client
         }
         if ($ifMatch !== null) {
             $headers['If-Match'] = $ifMatch;
+        }
+        if ($dryRun) {
+            $headers['Prefer'] = 'dry-run';
         }
         for ($attempt = 0; ; $attempt++) {
             try {

@@ -17,9 +17,9 @@ final class Events
     public function __construct(private Client $client) {}
 
     /** Queues the event again, now: to one endpoint, or to every enabled endpoint that receives its type. */
-    public function resend(string $id, ?string $endpointId = null, ?string $idempotencyKey = null): array
+    public function resend(string $id, ?string $endpointId = null, ?string $idempotencyKey = null, bool $dryRun = false): array
     {
-        return $this->client->request('POST', $this->item($id) . '/resend', [], $endpointId === null ? (object) [] : ['endpoint_id' => $endpointId], $idempotencyKey ?? Client::uuid());
+        return $this->client->request('POST', $this->item($id) . '/resend', [], $endpointId === null ? (object) [] : ['endpoint_id' => $endpointId], $idempotencyKey ?? Client::uuid(), null, $dryRun);
     }
 
     /**

@@ -40,7 +40,7 @@ trait Pages
         }
     }
 
-    private function item(string $id): string
+    protected function item(string $id): string
     {
         return "/{$this->path}/" . rawurlencode($id);
     }

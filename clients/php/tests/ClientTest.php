@@ -327,6 +327,7 @@ $tests = [
     'covers every route of the OpenAPI document' => function () {
         $crm = new Client();
         $camel = fn (string $name) => lcfirst(str_replace('_', '', ucwords($name, '_')));
+        $missing = '00000000-0000-4000-8000-000000000000';
         $document = json_decode(file_get_contents(getenv('CRM_BASE_URL') . '/openapi.json'), true);
         foreach ($document['paths'] as $path => $methods) {
             $parts = explode('/', $path);
@@ -334,22 +335,113 @@ $tests = [
             $id = $parts[2] ?? null;
             $action = $parts[3] ?? null;
             foreach (array_keys($methods) as $method) {
-                $name = $action !== null && (in_array($action, ['restore', 'events'], true) || !method_exists($resource, 'transition'))
-                    ? $camel($action) // a record's events; events->resend, webhookEndpoints->rotateSecret and ->deliveries
-                    : match ($method) {
+                $name = match (true) {
+                    $id === 'by_external_id' => 'upsert',
+                    $id !== null && $action === null && !str_starts_with($id, '{') => $id, // customers->batch, ->duplicates
+                    // restore, a record's events, customers->merge; events->resend, webhookEndpoints->rotateSecret and ->deliveries
+                    $action !== null && (method_exists($resource, $camel($action)) || !method_exists($resource, 'transition')) => $camel($action),
+                    default => match ($method) {
                         'get' => $id ? 'get' : 'list',
                         'post' => $id === null ? 'create' : 'transition',
                         'patch' => 'update',
                         'delete' => 'delete',
-                    };
+                    },
+                };
                 check(method_exists($resource, $name), "$method $path");
                 check($name !== 'update' || !method_exists($resource, 'isEditable') || $resource->isEditable(), "$method $path");
                 check($name !== 'transition' || in_array($action, $resource->moves(), true), "$method $path");
-                if ($action !== null && $name !== 'restore' && $name !== 'transition') {
-                    // The method calls this route: an unknown record is NotFound (not a missing route).
-                    raises(NotFound::class, fn () => $resource->$name($parts[1] === 'events' ? 'evt_' . str_repeat('0', 32) : '00000000-0000-4000-8000-000000000000'));
+                // The method calls this route (not a missing one): what it answers there.
+                if ($name === 'upsert') {
+                    $refused = raises(BadRequest::class, fn () => $resource->upsert('php-route', [], dryRun: true)); // every create requires a field
+                    check($refused->errors !== [], "$method $path");
+                } elseif ($name === 'batch') {
+                    $results = $resource->batch([['op' => 'delete', 'id' => $missing]], 'partial', dryRun: true)['results'];
+                    check([$results[0]['index'], $results[0]['status']] === [0, 404], "$method $path");
+                } elseif ($name === 'duplicates') {
+                    check($resource->duplicates()['pagination']['page'] === 1, "$method $path");
+                } elseif ($name === 'merge') {
+                    $source = $crm->customers->create(['name' => 'PHP merge source']);
+                    raises(NotFound::class, fn () => $resource->merge($missing, [$source['id']])); // into a customer that does not exist
+                } elseif ($action !== null && $name !== 'restore' && $name !== 'transition') {
+                    // An unknown record is NotFound.
+                    raises(NotFound::class, fn () => $resource->$name($parts[1] === 'events' ? 'evt_' . str_repeat('0', 32) : $missing));
                 }
             }
+        }
+    },
+    'upserts, batches, integration keys and dry runs' => function () {
+        $crm = new Client();
+        $created = $crm->customers->upsert('php-crm-1', ['name' => 'PHP Upserted', 'metadata' => ['tier' => 'gold', 'region' => 'eu']]);
+        check([$created['external_id'], $created['metadata'], $created['version']] === ['php-crm-1', ['tier' => 'gold', 'region' => 'eu'], 1], 'created by its external id');
+        $updated = $crm->customers->upsert('php-crm-1', ['name' => 'PHP Upserted again', 'metadata' => ['tier' => 'silver']]);
+        check([$updated['id'], $updated['metadata'], $updated['version']] === [$created['id'], ['tier' => 'silver', 'region' => 'eu'], 2], 'updated, metadata merged');
+        // An update merges metadata key by key; null removes one.
+        check($crm->customers->update($created['id'], ['metadata' => ['region' => null]])['metadata'] === ['tier' => 'silver'], 'a key removed');
+        check(array_column($crm->customers->list(['external_id' => 'php-crm-1'])['data'], 'id') === [$created['id']], 'filtered by external id');
+        check(array_column($crm->customers->list(['where' => ['metadata' => ['tier' => 'silver']]])['data'], 'id') === [$created['id']], 'filtered by metadata');
+
+        $results = $crm->customers->batch([
+            ['op' => 'create', 'external_id' => 'php-batch-1', 'data' => ['name' => 'PHP Batch 1']],
+            ['op' => 'upsert', 'external_id' => 'php-crm-1', 'data' => ['name' => 'PHP Upserted by batch']],
+            ['op' => 'update', 'external_id' => 'php-batch-1', 'data' => ['phone' => '+14155550196']],
+            ['op' => 'delete', 'id' => $created['id'], 'if_match' => 4],
+        ])['results'];
+        check(array_map(fn ($r) => [$r['index'], $r['status']], $results) === [[0, 201], [1, 200], [2, 200], [3, 204]], 'each item written');
+        check($results[2]['record']['phone'] === '+14155550196', 'the record as written');
+        raises(NotFound::class, fn () => $crm->customers->get($created['id']));
+        // Atomic: a refusal throws, naming the item's field, and nothing is written.
+        $refused = raises(BadRequest::class, fn () => $crm->customers->batch([['op' => 'create', 'data' => ['name' => 'PHP never']], ['op' => 'create', 'data' => ['name' => 'PHP bad', 'email' => 'nope']]]));
+        check(array_column($refused->errors, 'param') === ['items[1].email'], 'the item named');
+        check($crm->customers->list(['search' => 'php never'])['pagination']['total'] === 0, 'nothing written');
+        // Partial: each refused item in its result.
+        $partial = $crm->customers->batch([['op' => 'create', 'data' => ['name' => 'PHP partial']], ['op' => 'update', 'external_id' => 'php-nobody', 'data' => ['name' => 'x']]], 'partial')['results'];
+        check(array_column($partial, 'status') === [201, 404], 'each on its own');
+        check([$partial[1]['error']['code'], $partial[1]['error']['errors'][0]['param']] === ['NOT_FOUND', 'external_id'], 'the refusal in its result');
+
+        // Dry runs answer what the write would, and keep nothing.
+        $tried = $crm->customers->create(['name' => 'PHP dry run'], dryRun: true);
+        check([$tried['name'], $tried['version']] === ['PHP dry run', 1], 'answered as created');
+        raises(NotFound::class, fn () => $crm->customers->get($tried['id']));
+        check($crm->customers->batch([['op' => 'upsert', 'external_id' => 'php-dry', 'data' => ['name' => 'PHP dry batch']]], dryRun: true)['results'][0]['status'] === 201, 'a dry batch');
+        check($crm->customers->list(['external_id' => 'php-dry'])['pagination']['total'] === 0, 'kept nothing');
+        $kept = $crm->customers->list(['external_id' => 'php-batch-1'])['data'][0];
+        raises(PreconditionFailed::class, fn () => $crm->customers->update($kept['id'], ['name' => 'PHP stale'], 1, dryRun: true));
+        check($crm->customers->update($kept['id'], ['name' => 'PHP renamed'], dryRun: true)['version'] === $kept['version'] + 1, 'the version it would have');
+        $crm->customers->delete($kept['id'], dryRun: true);
+        check($crm->customers->get($kept['id']) === $kept, 'unchanged');
+    },
+    'duplicates and merge' => function () {
+        $crm = new Client();
+        $kept = $crm->customers->create(['name' => 'PHP Kept', 'email' => 'php.twin@example.com']);
+        $twin = $crm->customers->create(['name' => 'PHP Twin', 'email' => 'PHP.Twin@example.com']);
+        $job = $crm->jobs->create(['customer_id' => $twin['id'], 'title' => 'PHP twin job']);
+        $groups = array_values(array_filter($crm->customers->duplicates(['limit' => 100])['data'], fn ($g) => $g['key'] === 'email' && $g['value'] === 'php.twin@example.com'));
+        check(count($groups) === 1 && $groups[0]['count'] === 2 && array_column($groups[0]['customers'], 'id') === [$kept['id'], $twin['id']], 'the group, oldest first');
+        check($crm->customers->merge($kept['id'], [$twin['id']], dryRun: true) === $kept, 'a dry merge');
+        check($crm->jobs->get($job['id'])['customer_id'] === $twin['id'], 'nothing moved');
+        check($crm->customers->merge($kept['id'], [$twin['id']], $kept['version']) === $kept, 'merged');
+        check($crm->jobs->get($job['id'])['customer_id'] === $kept['id'], 'the job moved');
+        raises(NotFound::class, fn () => $crm->customers->get($twin['id']));
+        check(!array_filter($crm->customers->duplicates(['limit' => 100])['data'], fn ($g) => $g['value'] === 'php.twin@example.com'), 'no group left');
+        $refused = raises(BadRequest::class, fn () => $crm->customers->merge($kept['id'], [$kept['id']]));
+        check(array_column($refused->errors, 'param') === ['source_ids[0]'], 'the source named');
+    },
+    'imports and request logs' => function () {
+        $crm = new Client();
+        $started = $crm->imports->create("name,external_id,metadata.team\nPHP Imported,php-import-1,blue\n", 'customers', 'upsert');
+        check(in_array($started['status'], ['pending', 'running', 'completed'], true), 'accepted');
+        // It runs in the background: wait for it to end (no import left running behind this test).
+        $progress = $crm->imports->get($started['id']);
+        for ($deadline = microtime(true) + 20; !in_array($progress['status'], ['completed', 'failed'], true) && microtime(true) < $deadline; $progress = $crm->imports->get($started['id'])) {
+            usleep(100_000);
+        }
+        check([$progress['id'], $progress['status'], $progress['mode'], $progress['total'], $progress['created']] === [$started['id'], 'completed', 'upsert', 1, 1], 'its progress');
+        check(array_column($crm->customers->list(['external_id' => 'php-import-1'])['data'], 'metadata') === [['team' => 'blue']], 'the row written');
+        $refused = raises(BadRequest::class, fn () => $crm->imports->create("nickname\nx\n", 'customers'));
+        $logged = $crm->requestLogs->list(['request_id' => $refused->requestId])['data'];
+        check(array_map(fn ($r) => [$r['method'], $r['status'], $r['error_code']], $logged) === [['POST', 400, 'BAD_REQUEST']], 'the refusal logged');
+        foreach ($crm->requestLogs->iterate(['status' => '4xx', 'limit' => 5]) as $log) {
+            check($log['status'] >= 400, 'only 4xx');
         }
     },
     'events: list, get, iterate, and catch up after an event' => function () {

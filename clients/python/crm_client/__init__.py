@@ -154,8 +154,8 @@ class EventSync(_CursorWalk):
         return {"after": self._event_id, "type": self._type}
 
 
-class _Pages:
-    """list, get and iterate of a collection."""
+class _List:
+    """list and iterate of a collection."""
 
     def __init__(self, client: "Client", path: str):
         self._client = client
@@ -175,10 +175,6 @@ class _Pages:
         fields (and id)."""
         return self._client._request("GET", f"/{self._path}", query=_list_query(params))
 
-    def get(self, id: str, expand: Optional[Sequence[str]] = None, fields: Optional[Sequence[str]] = None) -> Dict[str, Any]:
-        """One record; expand answers its references as records beside their ids, fields only those fields (and id)."""
-        return self._client._request("GET", self._item(id), query={"expand": expand, "fields": fields})
-
     def iterate(self, **params: Any) -> Iterator[Dict[str, Any]]:
         """Every item over all pages (from `page`, if given)."""
         params.setdefault("limit", 100)
@@ -191,6 +187,39 @@ class _Pages:
             page += 1
 
 
+class _Pages(_List):
+    """list, get and iterate of a collection."""
+
+    def get(self, id: str, expand: Optional[Sequence[str]] = None, fields: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+        """One record; expand answers its references as records beside their ids, fields only those fields (and id)."""
+        return self._client._request("GET", self._item(id), query={"expand": expand, "fields": fields})
+
+
+class _Imports:
+    """CSV files written in the background: {"id", "status": "pending" | "running" | "completed" | "failed", "resource",
+    "mode", "total", "created", "updated", "failed", "errors": [{"row", "param", "message"}], ...}."""
+
+    def __init__(self, client: "Client"):
+        self._client = client
+
+    def create(self, csv: str, resource: str, mode: str = "create", idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
+        """A CSV file (a header row of field names, metadata.<key> columns), each row created (mode "create") or
+        upserted by its external_id ("upsert"): answers {"id", "status"}, to follow with get(id)."""
+        return self._client._request("POST", "/imports", query={"resource": resource, "mode": mode}, body=csv, content_type="text/csv",
+                                     idempotency_key=idempotency_key or str(uuid.uuid4()), dry_run=dry_run)
+
+    def get(self, id: str) -> Dict[str, Any]:
+        return self._client._request("GET", f"/imports/{urllib.parse.quote(id, safe='')}")
+
+
+class _RequestLogs(_List):
+    """The organization's recent API requests, newest first: {"request_id", "method", "path", "status", "duration_ms",
+    "error_code", "key_prefix", "created_at"}; list/iterate take status= (400 or "4xx"), method=, request_id=."""
+
+    def __init__(self, client: "Client"):
+        super().__init__(client, "request_logs")
+
+
 class _Events(_Pages):
     """The event log: every committed change, {"id": "evt_...", "type", "created_at", "data": {"object",
     "previous_attributes"?}, "request_id"}. list/iterate: newest first (type=, limit=, page=, cursor=, after=)."""
@@ -198,10 +227,10 @@ class _Events(_Pages):
     def __init__(self, client: "Client"):
         super().__init__(client, "events")
 
-    def resend(self, id: str, endpoint_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+    def resend(self, id: str, endpoint_id: Optional[str] = None, idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
         """Queues the event again, now: to one endpoint, or to every enabled endpoint that receives its type."""
         return self._client._request("POST", self._item(id) + "/resend", body={"endpoint_id": endpoint_id} if endpoint_id else {},
-                                     idempotency_key=idempotency_key or str(uuid.uuid4()))
+                                     idempotency_key=idempotency_key or str(uuid.uuid4()), dry_run=dry_run)
 
     def since(self, event_id: Optional[str] = None, cursor: Optional[str] = None, type: Optional[str] = None, limit: int = 100) -> EventSync:
         """The events committed after `event_id` (or after where `cursor`, from an earlier catch-up, left off),
@@ -215,23 +244,23 @@ class _WebhookEndpoints(_Pages):
     def __init__(self, client: "Client"):
         super().__init__(client, "webhook_endpoints")
 
-    def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+    def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
         """{"url", "description"?, "event_types"?, "enabled"?}: answers the endpoint with its signing `secret`
         (whsec_...), this once. A retry answers the same secret (the call's Idempotency-Key)."""
-        return self._client._request("POST", f"/{self._path}", body=body, idempotency_key=idempotency_key or str(uuid.uuid4()))
+        return self._client._request("POST", f"/{self._path}", body=body, idempotency_key=idempotency_key or str(uuid.uuid4()), dry_run=dry_run)
 
-    def update(self, id: str, patch: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+    def update(self, id: str, patch: Dict[str, Any], idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
         """The fields given are set (None clears the description; enabled=True also clears disabled_reason)."""
         return self._client._request("PATCH", self._item(id), body=patch, idempotency_key=idempotency_key or str(uuid.uuid4()),
-                                     content_type="application/merge-patch+json")
+                                     content_type="application/merge-patch+json", dry_run=dry_run)
 
-    def delete(self, id: str, idempotency_key: Optional[str] = None) -> None:
+    def delete(self, id: str, idempotency_key: Optional[str] = None, dry_run: bool = False) -> None:
         """Removes the endpoint, its pending deliveries and its delivery log."""
-        self._client._request("DELETE", self._item(id), idempotency_key=idempotency_key or str(uuid.uuid4()))
+        self._client._request("DELETE", self._item(id), idempotency_key=idempotency_key or str(uuid.uuid4()), dry_run=dry_run)
 
-    def rotate_secret(self, id: str, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+    def rotate_secret(self, id: str, idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
         """A new signing secret, answered this once in `secret`; for 24 hours deliveries are signed with the old one too."""
-        return self._client._request("POST", self._item(id) + "/rotate_secret", idempotency_key=idempotency_key or str(uuid.uuid4()))
+        return self._client._request("POST", self._item(id) + "/rotate_secret", idempotency_key=idempotency_key or str(uuid.uuid4()), dry_run=dry_run)
 
     def test(self, id: str) -> Dict[str, Any]:
         """Sends a signed webhook.ping now: {"status_code", "duration_ms", "error"} as the endpoint took it."""
@@ -243,40 +272,62 @@ class _WebhookEndpoints(_Pages):
 
 
 class _Resource(_Pages):
+    """Every write takes dry_run=True (sent as Prefer: dry-run): the server runs it and answers what it would
+    (the record, or the error it would raise), keeping nothing."""
+
     def __init__(self, client: "Client", path: str, editable: bool = True, moves: Sequence[str] = ()):
         super().__init__(client, path)
         self._editable = editable
         self._moves = tuple(moves)
 
-    def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+    def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
         # A generated key makes retries safe: a retried create never duplicates.
-        return self._client._request("POST", f"/{self._path}", body=body, idempotency_key=idempotency_key or str(uuid.uuid4()))
+        return self._write("POST", f"/{self._path}", None, idempotency_key, body=body, dry_run=dry_run)
+
+    def upsert(self, external_id: str, body: Dict[str, Any], idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
+        """Creates the record holding `external_id`, or updates the live one that holds it with the fields an
+        update takes (PUT /{resource}/by_external_id/{external_id}); a created record is at version 1.
+        Concurrent upserts of one external id make one record."""
+        path = f"/{self._path}/by_external_id/{urllib.parse.quote(external_id, safe='')}"
+        return self._write("PUT", path, None, idempotency_key, body=body, dry_run=dry_run)
+
+    def batch(self, items: Sequence[Dict[str, Any]], mode: str = "atomic", idempotency_key: Optional[str] = None,
+              dry_run: bool = False) -> Dict[str, Any]:
+        """Up to 100 writes in one transaction, each {"op": "create" | "update" | "upsert" | "delete", "id"?,
+        "external_id"?, "data"?, "if_match"?}. Answers {"results": [{"index", "status", "record"?, "error"?}]}.
+        mode "atomic": every item or none (a refusal raises, its errors naming items[i].field); "partial":
+        each item on its own, a refused one answered with its "error"."""
+        return self._write("POST", f"/{self._path}/batch", None, idempotency_key, body={"items": list(items), "mode": mode}, dry_run=dry_run)
 
     def update(self, id: str, patch: Dict[str, Any], if_match: Union[int, str, None] = None,
-               idempotency_key: Optional[str] = None) -> Dict[str, Any]:
-        """A JSON merge patch: the fields given change, None clears one. With if_match (a version), raises
-        PreconditionFailed unless the record is still at that version."""
+               idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
+        """A JSON merge patch: the fields given change, None clears one (metadata merges key by key: a key
+        with None is removed). With if_match (a version), raises PreconditionFailed unless the record is
+        still at that version."""
         if not self._editable:
             raise AttributeError(f"{self._path} cannot be edited through the REST API")
-        return self._write("PATCH", self._item(id), if_match, idempotency_key, body=patch)
+        return self._write("PATCH", self._item(id), if_match, idempotency_key, body=patch, dry_run=dry_run)
 
-    def update_if_unchanged(self, record: Dict[str, Any], patch: Dict[str, Any], idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+    def update_if_unchanged(self, record: Dict[str, Any], patch: Dict[str, Any], idempotency_key: Optional[str] = None,
+                            dry_run: bool = False) -> Dict[str, Any]:
         """Updates `record` only if it is still at record["version"]; otherwise raises PreconditionFailed,
         whose `current` is the record as it is now."""
-        return self.update(record["id"], patch, if_match=record["version"], idempotency_key=idempotency_key)
+        return self.update(record["id"], patch, if_match=record["version"], idempotency_key=idempotency_key, dry_run=dry_run)
 
-    def delete(self, id: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None) -> None:
+    def delete(self, id: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None, dry_run: bool = False) -> None:
         """Soft delete: the record reads as NotFound until restored."""
-        self._write("DELETE", self._item(id), if_match, idempotency_key)
+        self._write("DELETE", self._item(id), if_match, idempotency_key, dry_run=dry_run)
 
-    def restore(self, id: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
-        return self._write("POST", self._item(id) + "/restore", if_match, idempotency_key)
+    def restore(self, id: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None,
+                dry_run: bool = False) -> Dict[str, Any]:
+        return self._write("POST", self._item(id) + "/restore", if_match, idempotency_key, dry_run=dry_run)
 
-    def transition(self, id: str, move: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+    def transition(self, id: str, move: str, if_match: Union[int, str, None] = None, idempotency_key: Optional[str] = None,
+                   dry_run: bool = False) -> Dict[str, Any]:
         """A change of status, such as invoices.transition(id, "send")."""
         if move not in self._moves:
             raise ValueError(f"{self._path} have no transition {move!r}: one of {', '.join(self._moves) or 'none'}")
-        return self._write("POST", f"{self._item(id)}/{move}", if_match, idempotency_key)
+        return self._write("POST", f"{self._item(id)}/{move}", if_match, idempotency_key, dry_run=dry_run)
 
     def events(self, id: str, **params: Any) -> Dict[str, Any]:
         """One record's history: a page of its events, newest first (limit=, page=, cursor=)."""
@@ -287,11 +338,28 @@ class _Resource(_Pages):
         from `updated_since`, an ISO 8601 time): iterate it, then save its `cursor` for next time."""
         return Sync(self, cursor, updated_since, limit)
 
-    def _write(self, method: str, path: str, if_match: Union[int, str, None], idempotency_key: Optional[str], body: Any = None) -> Any:
+    def _write(self, method: str, path: str, if_match: Union[int, str, None], idempotency_key: Optional[str], body: Any = None,
+               dry_run: bool = False) -> Any:
         # Every write carries an Idempotency-Key, the same on each retry: a retried write is applied once.
         return self._client._request(method, path, body=body, idempotency_key=idempotency_key or str(uuid.uuid4()),
-                                     if_match=None if if_match is None else _entity_tag(if_match),
+                                     if_match=None if if_match is None else _entity_tag(if_match), dry_run=dry_run,
                                      content_type="application/merge-patch+json" if method == "PATCH" else "application/json")
+
+
+class _Customers(_Resource):
+    def __init__(self, client: "Client"):
+        super().__init__(client, "customers")
+
+    def duplicates(self, **params: Any) -> Dict[str, Any]:
+        """Live customers sharing an e-mail or a phone, grouped (e-mail groups first): a page of {"key": "email" |
+        "phone", "value", "count", "customers": [...]} (page=, limit=, cursor=)."""
+        return self._client._request("GET", f"/{self._path}/duplicates", query=params)
+
+    def merge(self, id: str, source_ids: Sequence[str], if_match: Union[int, str, None] = None,
+              idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
+        """Moves every job, e-mail, invoice, estimate and proposal of the `source_ids` customers to this one and
+        deletes them, in one transaction; answers this customer."""
+        return self._write("POST", self._item(id) + "/merge", if_match, idempotency_key, body={"source_ids": list(source_ids)}, dry_run=dry_run)
 
 
 class Client:
@@ -304,7 +372,7 @@ class Client:
         self.base_url = (base_url or os.environ.get("CRM_BASE_URL") or "http://localhost:3000/v1").rstrip("/")
         self.timeout = timeout
         self.max_retries = max_retries
-        self.customers = _Resource(self, "customers")
+        self.customers = _Customers(self)
         self.jobs = _Resource(self, "jobs", moves=("start", "complete", "cancel"))
         self.emails = _Resource(self, "emails", editable=False)
         self.invoices = _Resource(self, "invoices", moves=("send", "pay"))
@@ -312,6 +380,8 @@ class Client:
         self.proposals = _Resource(self, "proposals", moves=("send", "accept", "decline"))
         self.events = _Events(self)
         self.webhook_endpoints = _WebhookEndpoints(self)
+        self.imports = _Imports(self)
+        self.request_logs = _RequestLogs(self)
 
     def _send(self, request: urllib.request.Request):
         """One HTTP exchange: (status, headers, body bytes). Raises OSError on network failure."""
@@ -322,7 +392,7 @@ class Client:
             return error.code, error.headers, error.read()
 
     def _request(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None, idempotency_key: Optional[str] = None,
-                 if_match: Optional[str] = None, content_type: str = "application/json") -> Any:
+                 if_match: Optional[str] = None, content_type: str = "application/json", dry_run: bool = False) -> Any:
         url = self.base_url + path
         pairs = _query_pairs(query or {})
         if pairs:
@@ -331,11 +401,14 @@ class Client:
         data = None
         if body is not None:
             headers["Content-Type"] = content_type
-            data = json.dumps(body).encode()
+            # A file (an import's CSV) is sent as it is.
+            data = body.encode() if isinstance(body, str) and content_type.startswith("text/") else json.dumps(body).encode()
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         if if_match:
             headers["If-Match"] = if_match
+        if dry_run:
+            headers["Prefer"] = "dry-run"
         attempt = 0
         while True:
             request = urllib.request.Request(url, data=data, headers=headers, method=method)

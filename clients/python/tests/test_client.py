@@ -253,13 +253,18 @@ class ClientTest(unittest.TestCase):
     def test_covers_every_route_of_the_openapi_document(self):
         with urllib.request.urlopen(os.environ["CRM_BASE_URL"] + "/openapi.json") as response:
             document = json.load(response)
+        missing = "00000000-0000-4000-8000-000000000000"
         for path, methods in document["paths"].items():
             _, name, *rest = path.split("/")
             resource = getattr(self.crm, name)
             for method in methods:
                 action = rest[1] if len(rest) > 1 else None
-                if action and (action in ("restore", "events") or not hasattr(resource, "transition")):
-                    operation = action  # a record's events; events.resend, webhook_endpoints.rotate_secret and .deliveries
+                if rest and rest[0] == "by_external_id":
+                    operation = "upsert"
+                elif rest and not rest[0].startswith("{"):
+                    operation = rest[0]  # customers.batch, customers.duplicates
+                elif action and (hasattr(resource, action) or not hasattr(resource, "transition")):
+                    operation = action  # restore, a record's events, customers.merge; events.resend, webhook_endpoints.rotate_secret and .deliveries
                 elif method == "get":
                     operation = "get" if rest else "list"
                 elif method == "post":
@@ -271,10 +276,104 @@ class ClientTest(unittest.TestCase):
                     self.assertTrue(resource._editable, f"{method} {path}")
                 if operation == "transition":
                     self.assertIn(rest[1], resource._moves, f"{method} {path}")
-                if action and operation != "restore" and operation != "transition":
-                    # The method calls this route: an unknown record is NotFound (not a missing route).
+                # The method calls this route (not a missing one): what it answers there.
+                if operation == "upsert":
+                    with self.assertRaises(BadRequest, msg=f"{method} {path}") as refused:
+                        resource.upsert("py-route", {}, dry_run=True)  # every create requires a field
+                    self.assertTrue(refused.exception.errors, f"{method} {path}")
+                elif operation == "batch":
+                    results = resource.batch([{"op": "delete", "id": missing}], mode="partial", dry_run=True)["results"]
+                    self.assertEqual([(r["index"], r["status"]) for r in results], [(0, 404)])
+                elif operation == "duplicates":
+                    self.assertEqual(resource.duplicates()["pagination"]["page"], 1)
+                elif operation == "merge":
+                    source = self.crm.customers.create({"name": "Py merge source"})
                     with self.assertRaises(NotFound, msg=f"{method} {path}"):
-                        getattr(resource, operation)("evt_" + "0" * 32 if name == "events" else "00000000-0000-4000-8000-000000000000")
+                        resource.merge(missing, [source["id"]])  # into a customer that does not exist
+                elif action and operation != "restore" and operation != "transition":
+                    # An unknown record is NotFound.
+                    with self.assertRaises(NotFound, msg=f"{method} {path}"):
+                        getattr(resource, operation)("evt_" + "0" * 32 if name == "events" else missing)
+
+    def test_upserts_batches_integration_keys_and_dry_runs(self):
+        created = self.crm.customers.upsert("py-crm-1", {"name": "Py Upserted", "metadata": {"tier": "gold", "region": "eu"}})
+        self.assertEqual((created["external_id"], created["metadata"], created["version"]), ("py-crm-1", {"tier": "gold", "region": "eu"}, 1))
+        updated = self.crm.customers.upsert("py-crm-1", {"name": "Py Upserted again", "metadata": {"tier": "silver"}})
+        self.assertEqual((updated["id"], updated["metadata"], updated["version"]), (created["id"], {"tier": "silver", "region": "eu"}, 2))
+        # An update merges metadata key by key; None removes one.
+        self.assertEqual(self.crm.customers.update(created["id"], {"metadata": {"region": None}})["metadata"], {"tier": "silver"})
+        self.assertEqual([c["id"] for c in self.crm.customers.list(external_id="py-crm-1")["data"]], [created["id"]])
+        self.assertEqual([c["id"] for c in self.crm.customers.list(where={"metadata": {"tier": "silver"}})["data"]], [created["id"]])
+
+        results = self.crm.customers.batch([
+            {"op": "create", "external_id": "py-batch-1", "data": {"name": "Py Batch 1"}},
+            {"op": "upsert", "external_id": "py-crm-1", "data": {"name": "Py Upserted by batch"}},
+            {"op": "update", "external_id": "py-batch-1", "data": {"phone": "+14155550198"}},
+            {"op": "delete", "id": created["id"], "if_match": 4},
+        ])["results"]
+        self.assertEqual([(r["index"], r["status"]) for r in results], [(0, 201), (1, 200), (2, 200), (3, 204)])
+        self.assertEqual(results[2]["record"]["phone"], "+14155550198")
+        with self.assertRaises(NotFound):
+            self.crm.customers.get(created["id"])
+        # Atomic: a refusal raises, naming the item's field, and nothing is written.
+        with self.assertRaises(BadRequest) as refused:
+            self.crm.customers.batch([{"op": "create", "data": {"name": "Py never"}}, {"op": "create", "data": {"name": "Py bad", "email": "nope"}}])
+        self.assertEqual([e["param"] for e in refused.exception.errors], ["items[1].email"])
+        self.assertEqual(self.crm.customers.list(search="py never")["pagination"]["total"], 0)
+        # Partial: each refused item in its result.
+        partial = self.crm.customers.batch([{"op": "create", "data": {"name": "Py partial"}},
+                                            {"op": "update", "external_id": "py-nobody", "data": {"name": "x"}}], mode="partial")["results"]
+        self.assertEqual([r["status"] for r in partial], [201, 404])
+        self.assertEqual((partial[1]["error"]["code"], partial[1]["error"]["errors"][0]["param"]), ("NOT_FOUND", "external_id"))
+
+        # Dry runs answer what the write would, and keep nothing.
+        tried = self.crm.customers.create({"name": "Py dry run"}, dry_run=True)
+        self.assertEqual((tried["name"], tried["version"]), ("Py dry run", 1))
+        with self.assertRaises(NotFound):
+            self.crm.customers.get(tried["id"])
+        batch_tried = self.crm.customers.batch([{"op": "upsert", "external_id": "py-dry", "data": {"name": "Py dry batch"}}], dry_run=True)
+        self.assertEqual(batch_tried["results"][0]["status"], 201)
+        self.assertEqual(self.crm.customers.list(external_id="py-dry")["pagination"]["total"], 0)
+        kept = self.crm.customers.list(external_id="py-batch-1")["data"][0]
+        with self.assertRaises(PreconditionFailed):
+            self.crm.customers.update(kept["id"], {"name": "Py stale"}, if_match=1, dry_run=True)
+        self.assertEqual(self.crm.customers.update(kept["id"], {"name": "Py renamed"}, dry_run=True)["version"], kept["version"] + 1)
+        self.crm.customers.delete(kept["id"], dry_run=True)
+        self.assertEqual(self.crm.customers.get(kept["id"]), kept)
+
+    def test_duplicates_and_merge(self):
+        kept = self.crm.customers.create({"name": "Py Kept", "email": "py.twin@example.com"})
+        twin = self.crm.customers.create({"name": "Py Twin", "email": "Py.Twin@example.com"})
+        job = self.crm.jobs.create({"customer_id": twin["id"], "title": "Py twin job"})
+        groups = self.crm.customers.duplicates(limit=100)["data"]
+        group = next(g for g in groups if g["key"] == "email" and g["value"] == "py.twin@example.com")
+        self.assertEqual((group["count"], [c["id"] for c in group["customers"]]), (2, [kept["id"], twin["id"]]))
+        self.assertEqual(self.crm.customers.merge(kept["id"], [twin["id"]], dry_run=True), kept)
+        self.assertEqual(self.crm.jobs.get(job["id"])["customer_id"], twin["id"])
+        self.assertEqual(self.crm.customers.merge(kept["id"], [twin["id"]], if_match=kept["version"]), kept)
+        self.assertEqual(self.crm.jobs.get(job["id"])["customer_id"], kept["id"])
+        with self.assertRaises(NotFound):
+            self.crm.customers.get(twin["id"])
+        self.assertFalse(any(g["value"] == "py.twin@example.com" for g in self.crm.customers.duplicates(limit=100)["data"]))
+        with self.assertRaises(BadRequest) as refused:
+            self.crm.customers.merge(kept["id"], [kept["id"]])
+        self.assertEqual([e["param"] for e in refused.exception.errors], ["source_ids[0]"])
+
+    def test_imports_and_request_logs(self):
+        started = self.crm.imports.create("name,external_id,metadata.team\nPy Imported,py-import-1,blue\n", resource="customers", mode="upsert")
+        self.assertIn(started["status"], ("pending", "running", "completed"))
+        # It runs in the background: wait for it to end (no import left running behind this test).
+        progress, deadline = self.crm.imports.get(started["id"]), time.monotonic() + 20
+        while progress["status"] not in ("completed", "failed") and time.monotonic() < deadline:
+            time.sleep(0.1)
+            progress = self.crm.imports.get(started["id"])
+        self.assertEqual((progress["id"], progress["status"], progress["mode"], progress["total"], progress["created"]), (started["id"], "completed", "upsert", 1, 1))
+        self.assertEqual([c["metadata"] for c in self.crm.customers.list(external_id="py-import-1")["data"]], [{"team": "blue"}])
+        with self.assertRaises(BadRequest) as refused:
+            self.crm.imports.create("nickname\nx\n", resource="customers")
+        logged = self.crm.request_logs.list(request_id=refused.exception.request_id)["data"]
+        self.assertEqual([(r["method"], r["status"], r["error_code"]) for r in logged], [("POST", 400, "BAD_REQUEST")])
+        self.assertTrue(all(r["status"] >= 400 for r in self.crm.request_logs.iterate(status="4xx", limit=5)))
 
     def test_events_list_get_iterate_and_catch_up(self):
         customer = self.crm.customers.create({"name": "Py Evented"})

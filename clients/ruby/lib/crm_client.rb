@@ -187,9 +187,9 @@ module CrmClient
     end
 
     # Queues the event again, now: to one endpoint, or to every enabled endpoint that receives its type.
-    def resend(id, endpoint_id = nil, idempotency_key: nil)
+    def resend(id, endpoint_id = nil, idempotency_key: nil, dry_run: false)
       @client.request('POST', "#{item(id)}/resend", body: endpoint_id ? { endpoint_id: endpoint_id } : {},
-                                                    idempotency_key: idempotency_key || SecureRandom.uuid)
+                                                    idempotency_key: idempotency_key || SecureRandom.uuid, dry_run: dry_run)
     end
 
     # The events committed after +event_id+ (or after where +cursor+, from an earlier catch-up,
@@ -207,25 +207,25 @@ module CrmClient
 
     # { url:, description:, event_types:, enabled: }: answers the endpoint with its signing
     # 'secret' (whsec_...), this once. A retry answers the same secret (the call's Idempotency-Key).
-    def create(body, idempotency_key: nil)
-      @client.request('POST', "/#{@path}", body: body, idempotency_key: idempotency_key || SecureRandom.uuid)
+    def create(body, idempotency_key: nil, dry_run: false)
+      @client.request('POST', "/#{@path}", body: body, idempotency_key: idempotency_key || SecureRandom.uuid, dry_run: dry_run)
     end
 
     # The fields given are set (nil clears the description; enabled: true also clears disabled_reason).
-    def update(id, patch, idempotency_key: nil)
+    def update(id, patch, idempotency_key: nil, dry_run: false)
       @client.request('PATCH', item(id), body: patch, idempotency_key: idempotency_key || SecureRandom.uuid,
-                                         content_type: 'application/merge-patch+json')
+                                         content_type: 'application/merge-patch+json', dry_run: dry_run)
     end
 
     # Removes the endpoint, its pending deliveries and its delivery log.
-    def delete(id, idempotency_key: nil)
-      @client.request('DELETE', item(id), idempotency_key: idempotency_key || SecureRandom.uuid)
+    def delete(id, idempotency_key: nil, dry_run: false)
+      @client.request('DELETE', item(id), idempotency_key: idempotency_key || SecureRandom.uuid, dry_run: dry_run)
       nil
     end
 
     # A new signing secret, answered this once in 'secret'; for 24 hours deliveries are signed with the old one too.
-    def rotate_secret(id, idempotency_key: nil)
-      @client.request('POST', "#{item(id)}/rotate_secret", idempotency_key: idempotency_key || SecureRandom.uuid)
+    def rotate_secret(id, idempotency_key: nil, dry_run: false)
+      @client.request('POST', "#{item(id)}/rotate_secret", idempotency_key: idempotency_key || SecureRandom.uuid, dry_run: dry_run)
     end
 
     # Sends a signed webhook.ping now: {"status_code", "duration_ms", "error"} as the endpoint took it.
@@ -239,48 +239,68 @@ module CrmClient
     end
   end
 
+  # Every write takes +dry_run: true+ (sent as Prefer: dry-run): the server runs it and answers
+  # what it would (the record, or the error it would raise), keeping nothing.
   class Resource < Pages
     def initialize(client, path, editable: true, moves: [])
       super(client, path)
       @editable, @moves = editable, moves.map(&:to_s)
     end
 
-    def create(body, idempotency_key: nil)
+    def create(body, idempotency_key: nil, dry_run: false)
       # A generated key makes retries safe: a retried create never duplicates.
-      @client.request('POST', "/#{@path}", body: body, idempotency_key: idempotency_key || SecureRandom.uuid)
+      write('POST', "/#{@path}", nil, idempotency_key, body: body, dry_run: dry_run)
     end
 
-    # A JSON merge patch: the fields given change, nil clears one. With if_match (a version),
-    # raises PreconditionFailed unless the record is still at that version.
-    def update(id, patch, if_match: nil, idempotency_key: nil)
+    # Creates the record holding +external_id+, or updates the live one that holds it with the
+    # fields an update takes (PUT /{resource}/by_external_id/{external_id}); a created record is
+    # at version 1. Concurrent upserts of one external id make one record.
+    def upsert(external_id, body, idempotency_key: nil, dry_run: false)
+      # A path segment: a space is %20 there (+ would be a plus).
+      segment = URI.encode_www_form_component(external_id).gsub('+', '%20')
+      write('PUT', "/#{@path}/by_external_id/#{segment}", nil, idempotency_key, body: body, dry_run: dry_run)
+    end
+
+    # Up to 100 writes in one transaction, each { op: 'create' | 'update' | 'upsert' | 'delete',
+    # id:, external_id:, data:, if_match: }. Answers {"results" => [{"index", "status", "record"?,
+    # "error"?}]}. +mode:+ 'atomic': every item or none (a refusal raises, its errors naming
+    # items[i].field); 'partial': each item on its own, a refused one answered with its "error".
+    def batch(items, mode: 'atomic', idempotency_key: nil, dry_run: false)
+      write('POST', "/#{@path}/batch", nil, idempotency_key, body: { items: items, mode: mode }, dry_run: dry_run)
+    end
+
+    # A JSON merge patch: the fields given change, nil clears one (metadata merges key by key: a
+    # key with nil is removed). With if_match (a version), raises PreconditionFailed unless the
+    # record is still at that version.
+    def update(id, patch, if_match: nil, idempotency_key: nil, dry_run: false)
       raise NoMethodError, "#{@path} cannot be edited through the REST API" unless @editable
 
-      write('PATCH', item(id), if_match, idempotency_key, body: patch)
+      write('PATCH', item(id), if_match, idempotency_key, body: patch, dry_run: dry_run)
     end
 
     # Updates +record+ only if it is still at record['version']; otherwise raises
     # PreconditionFailed, whose +current+ is the record as it is now.
-    def update_if_unchanged(record, patch, idempotency_key: nil)
-      update(record['id'], patch, if_match: record['version'], idempotency_key: idempotency_key)
+    def update_if_unchanged(record, patch, idempotency_key: nil, dry_run: false)
+      update(record['id'], patch, if_match: record['version'], idempotency_key: idempotency_key, dry_run: dry_run)
     end
 
     # Soft delete: the record reads as NotFound until restored.
-    def delete(id, if_match: nil, idempotency_key: nil)
-      write('DELETE', item(id), if_match, idempotency_key)
+    def delete(id, if_match: nil, idempotency_key: nil, dry_run: false)
+      write('DELETE', item(id), if_match, idempotency_key, dry_run: dry_run)
       nil
     end
 
-    def restore(id, if_match: nil, idempotency_key: nil)
-      write('POST', "#{item(id)}/restore", if_match, idempotency_key)
+    def restore(id, if_match: nil, idempotency_key: nil, dry_run: false)
+      write('POST', "#{item(id)}/restore", if_match, idempotency_key, dry_run: dry_run)
     end
 
     # A change of status, such as invoices.transition(id, 'send').
-    def transition(id, move, if_match: nil, idempotency_key: nil)
+    def transition(id, move, if_match: nil, idempotency_key: nil, dry_run: false)
       unless @moves.include?(move.to_s)
         raise ArgumentError, "#{@path} have no transition #{move.to_s.inspect}: one of #{@moves.empty? ? 'none' : @moves.join(', ')}"
       end
 
-      write('POST', "#{item(id)}/#{move}", if_match, idempotency_key)
+      write('POST', "#{item(id)}/#{move}", if_match, idempotency_key, dry_run: dry_run)
     end
 
     # One record's history: a page of its events, newest first (limit:, page:, cursor:).
@@ -297,10 +317,59 @@ module CrmClient
     private
 
     # Every write carries an Idempotency-Key, the same on each retry: a retried write is applied once.
-    def write(method, path, if_match, idempotency_key, body: nil)
+    def write(method, path, if_match, idempotency_key, body: nil, dry_run: false)
       @client.request(method, path, body: body, idempotency_key: idempotency_key || SecureRandom.uuid,
-                                    if_match: if_match && CrmClient.entity_tag(if_match),
+                                    if_match: if_match && CrmClient.entity_tag(if_match), dry_run: dry_run,
                                     content_type: method == 'PATCH' ? 'application/merge-patch+json' : 'application/json')
+    end
+  end
+
+  # CSV files written in the background: {"id", "status" => "pending" | "running" | "completed" |
+  # "failed", "resource", "mode", "total", "created", "updated", "failed", "errors" => [{"row",
+  # "param", "message"}], ...}.
+  class Imports
+    def initialize(client)
+      @client = client
+    end
+
+    # A CSV file (a header row of field names, metadata.<key> columns), each row created (mode
+    # 'create') or upserted by its external_id ('upsert'): answers {"id", "status"}, to follow with get(id).
+    def create(csv, resource:, mode: 'create', idempotency_key: nil, dry_run: false)
+      @client.request('POST', '/imports', query: { resource: resource, mode: mode }, body: csv, content_type: 'text/csv',
+                                          idempotency_key: idempotency_key || SecureRandom.uuid, dry_run: dry_run)
+    end
+
+    def get(id)
+      @client.request('GET', "/imports/#{URI.encode_www_form_component(id)}")
+    end
+  end
+
+  # The organization's recent API requests, newest first: {"request_id", "method", "path",
+  # "status", "duration_ms", "error_code", "key_prefix", "created_at"}; list/each take status:
+  # (400 or '4xx'), method:, request_id:. They are listed, not read one by one.
+  class RequestLogs < Pages
+    undef_method :get
+
+    def initialize(client)
+      super(client, 'request_logs')
+    end
+  end
+
+  class Customers < Resource
+    def initialize(client)
+      super(client, 'customers')
+    end
+
+    # Live customers sharing an e-mail or a phone, grouped (e-mail groups first): a page of
+    # {"key" => "email" | "phone", "value", "count", "customers" => [...]} (page:, limit:, cursor:).
+    def duplicates(**params)
+      @client.request('GET', "/#{@path}/duplicates", query: params)
+    end
+
+    # Moves every job, e-mail, invoice, estimate and proposal of the +source_ids+ customers to
+    # this one and deletes them, in one transaction; answers this customer.
+    def merge(id, source_ids, if_match: nil, idempotency_key: nil, dry_run: false)
+      write('POST', "#{item(id)}/merge", if_match, idempotency_key, body: { source_ids: source_ids }, dry_run: dry_run)
     end
   end
 
@@ -372,13 +441,13 @@ module CrmClient
 
   # client = CrmClient::Client.new(api_key: 'svc_live_...', base_url: 'http://localhost:3000/v1')
   class Client
-    attr_reader :customers, :jobs, :emails, :invoices, :estimates, :proposals, :events, :webhook_endpoints
+    attr_reader :customers, :jobs, :emails, :invoices, :estimates, :proposals, :events, :webhook_endpoints, :imports, :request_logs
 
     def initialize(api_key: ENV['CRM_API_KEY'], base_url: ENV['CRM_BASE_URL'] || 'http://localhost:3000/v1', timeout: 30, max_retries: 3)
       raise ArgumentError, 'An API key is required: pass api_key or set CRM_API_KEY.' if api_key.nil? || api_key.empty?
 
       @api_key, @base_url, @timeout, @max_retries = api_key, base_url.chomp('/'), timeout, max_retries
-      @customers = Resource.new(self, 'customers')
+      @customers = Customers.new(self)
       @jobs = Resource.new(self, 'jobs', moves: %w[start complete cancel])
       @emails = Resource.new(self, 'emails', editable: false)
       @invoices = Resource.new(self, 'invoices', moves: %w[send pay])
@@ -386,6 +455,8 @@ module CrmClient
       @proposals = Resource.new(self, 'proposals', moves: %w[send accept decline])
       @events = Events.new(self)
       @webhook_endpoints = WebhookEndpoints.new(self)
+      @imports = Imports.new(self)
+      @request_logs = RequestLogs.new(self)
     end
 
     # One HTTP exchange; raises on network failure.
@@ -395,7 +466,7 @@ module CrmClient
       end
     end
 
-    def request(method, path, query: nil, body: nil, idempotency_key: nil, if_match: nil, content_type: 'application/json')
+    def request(method, path, query: nil, body: nil, idempotency_key: nil, if_match: nil, content_type: 'application/json', dry_run: false)
       uri = URI(@base_url + path)
       pairs = query ? CrmClient.query_pairs(query) : []
       uri.query = URI.encode_www_form(pairs) unless pairs.empty?
@@ -407,9 +478,11 @@ module CrmClient
         request['User-Agent'] = "crm-client-ruby/#{VERSION}"
         request['Idempotency-Key'] = idempotency_key if idempotency_key
         request['If-Match'] = if_match if if_match
+        request['Prefer'] = 'dry-run' if dry_run
         if body
           request['Content-Type'] = content_type
-          request.body = JSON.generate(body)
+          # A file (an import's CSV) is sent as it is.
+          request.body = body.is_a?(String) && content_type.start_with?('text/') ? body : JSON.generate(body)
         end
         begin
           response = send_request(uri, request)

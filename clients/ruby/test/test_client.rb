@@ -216,12 +216,19 @@ class ClientTest < Minitest::Test
 
   def test_covers_every_route_of_the_openapi_document
     document = JSON.parse(Net::HTTP.get(URI("#{ENV['CRM_BASE_URL']}/openapi.json")))
+    missing = '00000000-0000-4000-8000-000000000000'
+    # A method of the client's own (every object responds to send).
+    own = ->(resource, name) { resource.respond_to?(name) && resource.method(name).owner.name.to_s.start_with?('CrmClient') }
     document['paths'].each do |path, methods|
       _, name, id, action = path.split('/')
       resource = @crm.public_send(name)
       methods.each_key do |method|
-        operation = if action && (%w[restore events].include?(action) || !resource.respond_to?(:transition))
-                      action.to_sym # a record's events; events.resend, webhook_endpoints.rotate_secret and .deliveries
+        operation = if id == 'by_external_id'
+                      :upsert
+                    elsif id && !action && !id.start_with?('{')
+                      id.to_sym # customers.batch, customers.duplicates
+                    elsif action && (own.call(resource, action) || !resource.respond_to?(:transition))
+                      action.to_sym # restore, a record's events, customers.merge; events.resend, webhook_endpoints.rotate_secret and .deliveries
                     else
                       case method
                       when 'get' then id ? :get : :list
@@ -232,13 +239,107 @@ class ClientTest < Minitest::Test
         assert resource.respond_to?(operation), "#{method} #{path}"
         assert resource.instance_variable_get(:@editable), "#{method} #{path}" if operation == :update && resource.is_a?(CrmClient::Resource)
         assert_includes resource.instance_variable_get(:@moves), action, "#{method} #{path}" if operation == :transition
-        next unless action && !%i[restore transition].include?(operation)
+        # The method calls this route (not a missing one): what it answers there.
+        case operation
+        when :upsert
+          refused = assert_raises(CrmClient::BadRequest, "#{method} #{path}") { resource.upsert('rb-route', {}, dry_run: true) } # every create requires a field
+          refute_empty refused.errors, "#{method} #{path}"
+        when :batch
+          results = resource.batch([{ op: 'delete', id: missing }], mode: 'partial', dry_run: true)['results']
+          assert_equal [[0, 404]], results.map { |r| [r['index'], r['status']] }
+        when :duplicates
+          assert_equal 1, resource.duplicates['pagination']['page']
+        when :merge
+          source = @crm.customers.create({ name: 'Rb merge source' })
+          assert_raises(CrmClient::NotFound, "#{method} #{path}") { resource.merge(missing, [source['id']]) }
+        else
+          next unless action && !%i[restore transition].include?(operation)
 
-        # The method calls this route: an unknown record is NotFound (not a missing route).
-        missing = name == 'events' ? "evt_#{'0' * 32}" : '00000000-0000-4000-8000-000000000000'
-        assert_raises(CrmClient::NotFound, "#{method} #{path}") { resource.public_send(operation, missing) }
+          # An unknown record is NotFound.
+          assert_raises(CrmClient::NotFound, "#{method} #{path}") { resource.public_send(operation, name == 'events' ? "evt_#{'0' * 32}" : missing) }
+        end
       end
     end
+  end
+
+  def test_upserts_batches_integration_keys_and_dry_runs
+    created = @crm.customers.upsert('rb-crm-1', { name: 'Rb Upserted', metadata: { tier: 'gold', region: 'eu' } })
+    assert_equal ['rb-crm-1', { 'tier' => 'gold', 'region' => 'eu' }, 1], created.values_at('external_id', 'metadata', 'version')
+    updated = @crm.customers.upsert('rb-crm-1', { name: 'Rb Upserted again', metadata: { tier: 'silver' } })
+    assert_equal [created['id'], { 'tier' => 'silver', 'region' => 'eu' }, 2], updated.values_at('id', 'metadata', 'version')
+    # An update merges metadata key by key; nil removes one.
+    assert_equal({ 'tier' => 'silver' }, @crm.customers.update(created['id'], { metadata: { region: nil } })['metadata'])
+    assert_equal [created['id']], @crm.customers.list(external_id: 'rb-crm-1')['data'].map { |c| c['id'] }
+    assert_equal [created['id']], @crm.customers.list(where: { metadata: { tier: 'silver' } })['data'].map { |c| c['id'] }
+    spaced = @crm.customers.upsert('rb hub/7', { name: 'Rb Spaced' })
+    assert_equal 'rb hub/7', spaced['external_id']
+
+    results = @crm.customers.batch([
+                                     { op: 'create', external_id: 'rb-batch-1', data: { name: 'Rb Batch 1' } },
+                                     { op: 'upsert', external_id: 'rb-crm-1', data: { name: 'Rb Upserted by batch' } },
+                                     { op: 'update', external_id: 'rb-batch-1', data: { phone: '+14155550197' } },
+                                     { op: 'delete', id: created['id'], if_match: 4 }
+                                   ])['results']
+    assert_equal [[0, 201], [1, 200], [2, 200], [3, 204]], results.map { |r| [r['index'], r['status']] }
+    assert_equal '+14155550197', results[2]['record']['phone']
+    assert_raises(CrmClient::NotFound) { @crm.customers.get(created['id']) }
+    # Atomic: a refusal raises, naming the item's field, and nothing is written.
+    refused = assert_raises(CrmClient::BadRequest) do
+      @crm.customers.batch([{ op: 'create', data: { name: 'Rb never' } }, { op: 'create', data: { name: 'Rb bad', email: 'nope' } }])
+    end
+    assert_equal ['items[1].email'], refused.errors.map { |e| e['param'] }
+    assert_equal 0, @crm.customers.list(search: 'rb never')['pagination']['total']
+    # Partial: each refused item in its result.
+    partial = @crm.customers.batch([{ op: 'create', data: { name: 'Rb partial' } }, { op: 'update', external_id: 'rb-nobody', data: { name: 'x' } }], mode: 'partial')['results']
+    assert_equal [201, 404], partial.map { |r| r['status'] }
+    assert_equal %w[NOT_FOUND external_id], [partial[1]['error']['code'], partial[1]['error']['errors'][0]['param']]
+
+    # Dry runs answer what the write would, and keep nothing.
+    tried = @crm.customers.create({ name: 'Rb dry run' }, dry_run: true)
+    assert_equal ['Rb dry run', 1], tried.values_at('name', 'version')
+    assert_raises(CrmClient::NotFound) { @crm.customers.get(tried['id']) }
+    assert_equal 201, @crm.customers.batch([{ op: 'upsert', external_id: 'rb-dry', data: { name: 'Rb dry batch' } }], dry_run: true)['results'][0]['status']
+    assert_equal 0, @crm.customers.list(external_id: 'rb-dry')['pagination']['total']
+    kept = @crm.customers.list(external_id: 'rb-batch-1')['data'][0]
+    assert_raises(CrmClient::PreconditionFailed) { @crm.customers.update(kept['id'], { name: 'Rb stale' }, if_match: 1, dry_run: true) }
+    assert_equal kept['version'] + 1, @crm.customers.update(kept['id'], { name: 'Rb renamed' }, dry_run: true)['version']
+    @crm.customers.delete(kept['id'], dry_run: true)
+    assert_equal kept, @crm.customers.get(kept['id'])
+  end
+
+  def test_duplicates_and_merge
+    kept = @crm.customers.create({ name: 'Rb Kept', email: 'rb.twin@example.com' })
+    twin = @crm.customers.create({ name: 'Rb Twin', email: 'Rb.Twin@example.com' })
+    job = @crm.jobs.create({ customer_id: twin['id'], title: 'Rb twin job' })
+    group = @crm.customers.duplicates(limit: 100)['data'].find { |g| g['key'] == 'email' && g['value'] == 'rb.twin@example.com' }
+    assert_equal [2, [kept['id'], twin['id']]], [group['count'], group['customers'].map { |c| c['id'] }]
+    assert_equal kept, @crm.customers.merge(kept['id'], [twin['id']], dry_run: true)
+    assert_equal twin['id'], @crm.jobs.get(job['id'])['customer_id']
+    assert_equal kept, @crm.customers.merge(kept['id'], [twin['id']], if_match: kept['version'])
+    assert_equal kept['id'], @crm.jobs.get(job['id'])['customer_id']
+    assert_raises(CrmClient::NotFound) { @crm.customers.get(twin['id']) }
+    refute(@crm.customers.duplicates(limit: 100)['data'].any? { |g| g['value'] == 'rb.twin@example.com' })
+    refused = assert_raises(CrmClient::BadRequest) { @crm.customers.merge(kept['id'], [kept['id']]) }
+    assert_equal ['source_ids[0]'], refused.errors.map { |e| e['param'] }
+  end
+
+  def test_imports_and_request_logs
+    started = @crm.imports.create("name,external_id,metadata.team\nRb Imported,rb-import-1,blue\n", resource: 'customers', mode: 'upsert')
+    assert_includes %w[pending running completed], started['status']
+    # It runs in the background: wait for it to end (no import left running behind this test).
+    progress = @crm.imports.get(started['id'])
+    deadline = Time.now + 20
+    until %w[completed failed].include?(progress['status']) || Time.now > deadline
+      sleep 0.1
+      progress = @crm.imports.get(started['id'])
+    end
+    assert_equal [started['id'], 'completed', 'upsert', 1, 1], progress.values_at('id', 'status', 'mode', 'total', 'created')
+    assert_equal([{ 'team' => 'blue' }], @crm.customers.list(external_id: 'rb-import-1')['data'].map { |c| c['metadata'] })
+    refused = assert_raises(CrmClient::BadRequest) { @crm.imports.create("nickname\nx\n", resource: 'customers') }
+    logged = @crm.request_logs.list(request_id: refused.request_id)['data']
+    assert_equal [['POST', 400, 'BAD_REQUEST']], logged.map { |r| r.values_at('method', 'status', 'error_code') }
+    assert(@crm.request_logs.each(status: '4xx', limit: 5).all? { |r| r['status'] >= 400 })
+    refute_respond_to @crm.request_logs, :get
   end
 
   def test_events_list_get_each_and_catch_up
