@@ -27,6 +27,22 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   return false;
 }
 
+// A transaction the database ended to break a deadlock, or one that could not be serialized
+// (Prisma's P2034, PostgreSQL's 40P01 and 40001): nothing it wrote was kept, and the same
+// request may succeed at once, so the client hears a conflict to retry, not a server fault.
+const CONFLICT_CODES = new Set(['P2034', '40P01', '40001']);
+const CONFLICT = /deadlock detected|could not serialize access/i;
+
+export function isTransientConflict(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const e = current as { message?: unknown; code?: unknown; cause?: unknown };
+    if (CONFLICT_CODES.has(String(e.code)) || CONFLICT.test(String(e.message ?? ''))) return true;
+    current = e.cause;
+  }
+  return false;
+}
+
 function isCoded(error: unknown): boolean {
   return error instanceof GraphQLError && isErrorCode(error.extensions?.code);
 }
@@ -47,6 +63,10 @@ export function safeError(error: unknown, log: Logger, requestId?: string): Grap
   if (isDatabaseUnreachable(original)) {
     log.warn('database unavailable', { request_id: requestId, error: (original as Error)?.message });
     return apiError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { headers: { 'Retry-After': '5' } });
+  }
+  if (isTransientConflict(original)) {
+    log.warn('transaction conflict', { request_id: requestId, error: (original as Error)?.message });
+    return apiError('CONFLICT', 'The change conflicted with a concurrent one and was not made; retry.', { headers: { 'Retry-After': '1' } });
   }
   const e = original as Error;
   log.error('internal error', { request_id: requestId, err: { name: e?.name, message: e?.message, stack: e?.stack } });

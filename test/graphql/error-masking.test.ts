@@ -1,7 +1,9 @@
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { apiError } from '../../src/errors.js';
-import { isDatabaseUnreachable, safeError } from '../../src/graphql/error-policy.js';
+import { isDatabaseUnreachable, isTransientConflict, safeError } from '../../src/graphql/error-policy.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { migratedDatabase } from '../helpers/databases.js';
 import { createLogger } from '../../src/logger.js';
 
 function capture() {
@@ -32,6 +34,37 @@ describe('error masking', () => {
     expect(safe.extensions.http).toEqual({ headers: { 'Retry-After': '5' } });
     expect(isDatabaseUnreachable(Object.assign(new Error('x'), { code: 'P1017' }))).toBe(true);
     expect(isDatabaseUnreachable(new Error('unique constraint failed'))).toBe(false);
+  });
+
+  it('a transaction PostgreSQL ended to break a deadlock becomes a CONFLICT to retry, not INTERNAL', async () => {
+    const test = await migratedDatabase('postgres');
+    const db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '' });
+    try {
+      const [a, b] = await Promise.all(['A', 'B'].map((name) => db.prisma.organization.create({ data: { name } })));
+      // Two transactions take the same two rows in opposite orders: PostgreSQL ends one.
+      let release!: () => void;
+      const bothHoldOne = new Promise<void>((resolve) => (release = resolve));
+      let holding = 0;
+      const cross = (first: string, second: string) =>
+        db.prisma.$transaction(async (tx) => {
+          await tx.organization.update({ where: { id: first }, data: { name: `${first}-1` } });
+          if (++holding === 2) release();
+          await bothHoldOne;
+          await tx.organization.update({ where: { id: second }, data: { name: `${second}-2` } });
+        }, { timeout: 20_000 });
+      const outcomes = await Promise.allSettled([cross(a!.id, b!.id), cross(b!.id, a!.id)]);
+      const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(failed).toHaveLength(1);
+      expect(isTransientConflict(failed[0]!.reason)).toBe(true);
+      const { log } = capture();
+      const safe = safeError(failed[0]!.reason, log, 'req-d');
+      expect(safe.extensions.code).toBe('CONFLICT');
+      expect(safe.extensions.http).toEqual({ headers: { 'Retry-After': '1' } });
+      expect(isTransientConflict(new Error('unique constraint failed'))).toBe(false);
+    } finally {
+      await db.close();
+      await test.drop();
+    }
   });
 
   it('our own coded errors and graphql-js request errors pass, the latter as BAD_REQUEST', () => {
