@@ -28,6 +28,7 @@ import { readBody } from './http/read-body.js';
 import { requestIdFor } from './http/request-id.js';
 import type { Fields, Logger } from './logger.js';
 import type { RateLimiter } from './rate-limit.js';
+import { MAX_IMPORT_BYTES } from './imports/plan.js';
 import { markDryRun, wantsDryRun } from './http/dry-run.js';
 import { routeExecutor } from './rest/execute.js';
 import { handleRest } from './rest/handler.js';
@@ -120,7 +121,8 @@ export function createApp({
     // Writes are guarded by their Idempotency-Key; the key covers this record's address. A
     // dry run persists nothing, its Idempotency-Key included.
     const path = url.pathname.slice(match.base.length);
-    const response = match.route.method === 'GET' ? await run(request) : dryRun ? markDryRun(await run(request)) : await idempotency.guard(request, { ...admission.auth, requestId }, path, run);
+    const limit = match.route.kind === 'import' ? MAX_IMPORT_BYTES : undefined;
+    const response = match.route.method === 'GET' ? await run(request) : dryRun ? markDryRun(await run(request)) : await idempotency.guard(request, { ...admission.auth, requestId }, path, run, undefined, limit);
     return withRateHeaders(response instanceof GraphQLError ? problemResponse(response, requestId) : response, admission);
   }
 

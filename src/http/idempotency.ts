@@ -255,6 +255,8 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
     path: string,
     run: (request: Request) => Promise<Response>,
     writes: (body: string) => boolean = () => true,
+    /** The route's body cap (an import's CSV is larger than a JSON body may be). */
+    limit?: number,
   ): Promise<Response | GraphQLError> {
     const key = request.headers.get(IDEMPOTENCY_HEADER);
     if (key === null || !WRITES.has(request.method)) return run(request);
@@ -262,7 +264,7 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
     if (invalid) return invalid;
     let body: string;
     try {
-      body = await readBody(request);
+      body = await readBody(request, limit);
     } catch (error) {
       if (error instanceof GraphQLError) return error;
       throw error;
@@ -270,7 +272,9 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
     const replayable = new Request(request.url, { method: request.method, headers: request.headers, body });
     if (!writes(body)) return run(replayable);
     const rest = path === '/graphql' ? undefined : { pathname: new URL(request.url).pathname, path };
-    return once(caller, key, fingerprint(request.method, path, body), replayable, rest, () => run(replayable));
+    // The query is part of what a write asks (an import's resource and mode): a key reused
+    // with another query is another request.
+    return once(caller, key, fingerprint(request.method, path + new URL(request.url).search, body), replayable, rest, () => run(replayable));
   }
 
   return { guard };

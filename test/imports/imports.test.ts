@@ -155,4 +155,22 @@ describe.each(DB_KINDS)('CSV imports on %s', (kind) => {
     const read = await gql(api, api.keys.acme!, 'query($id: ID!) { import(id: $id) { status created failed errors { row } } }', { id: data.createImport.id });
     expect(read.import).toEqual({ status: 'completed', created: 1, failed: 0, errors: [] });
   });
+
+  it('an Idempotency-Key covers an import over 1 MiB, and the query is part of the request it names', async () => {
+    // One row whose name is too long: over 1 MiB, and quick to refuse.
+    const csv = `name,email\n${'x'.repeat(1_100_000)},big@import.example\n`;
+    const send = (mode: string) =>
+      call(`${api.url}/v1/imports?resource=customers&mode=${mode}`, { method: 'POST', key: api.keys.acme!, headers: { 'content-type': 'text/csv', 'idempotency-key': 'big-import' }, body: csv });
+    const first = await send('create');
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const again = await send('create');
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const other = await send('upsert');
+    expect(other.status).toBeGreaterThanOrEqual(400);
+    expect(other.body.detail).toMatch(/Idempotency-Key/i);
+    await expect.poll(async () => (await acme.get(`/imports/${first.body.id}`)).body.status, { timeout: 30_000 }).toBe('completed');
+    expect((await acme.get(`/imports/${first.body.id}`)).body).toMatchObject({ total: 1, created: 0, failed: 1 });
+  });
 });
