@@ -1,7 +1,8 @@
 // How a GraphQL request counts against its key's rate limit: one unit per root field (the
 // first was counted when the request was admitted), so aliasing many root fields into one
 // request cannot multiply a key's allowance. A REST request runs one root field: one unit.
-// A batch counts one unit per ten items (100 items: 10 units), a tenth of single calls.
+// A batch counts one unit per ten items (100 items: 10 units), a tenth of single calls; an
+// import one unit per thousand rows (100,000 rows: 100 units).
 import { getOperationAST, Kind, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Admission } from '../auth/admission.js';
@@ -16,7 +17,7 @@ export function useRateLimitCharge(rateLimiter: RateLimiter): Plugin<{ admission
       const document = args.document as DocumentNode;
       const operation = getOperationAST(document, args.operationName);
       // Fields wrapped in fragments run, so they count too.
-      const extra = (operation ? rootFieldKeys(document, operation).size + batchUnits(operation, args.variableValues) : 1) - 1;
+      const extra = (operation ? rootFieldKeys(document, operation).size + batchUnits(operation, args.variableValues) + importUnits(operation, args.variableValues) : 1) - 1;
       if (extra <= 0) return;
       admission.rate = await rateLimiter.consume(`key:${admission.auth.keyId}`, extra);
       if (admission.rate.limited) {
@@ -43,6 +44,22 @@ function batchUnits(operation: OperationDefinitionNode, variables: Record<string
     const given = items?.kind === Kind.VARIABLE ? variables?.[items.name.value] : undefined;
     const count = items?.kind === Kind.LIST ? items.values.length : Array.isArray(given) ? given.length : 1;
     units += Math.ceil(Math.min(Math.max(count, 1), 100) / ITEMS_PER_UNIT) - 1;
+  }
+  return units;
+}
+
+export const ROWS_PER_UNIT = 1000;
+
+/** The units an import's rows add to its own: one per thousand rows after the first thousand. */
+function importUnits(operation: OperationDefinitionNode, variables: Record<string, unknown> | null | undefined): number {
+  let units = 0;
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD || selection.name.value !== 'createImport') continue;
+    const csv = selection.arguments?.find((argument) => argument.name.value === 'csv')?.value;
+    const text = csv?.kind === Kind.STRING ? csv.value : csv?.kind === Kind.VARIABLE ? variables?.[csv.name.value] : undefined;
+    // Lines, less the header: what the import will count as rows, near enough to charge by.
+    const rows = typeof text === 'string' ? Math.max((text.match(/\n/g)?.length ?? 0) - 1, 1) : 1;
+    units += Math.ceil(rows / ROWS_PER_UNIT) - 1;
   }
   return units;
 }

@@ -173,4 +173,17 @@ describe.each(DB_KINDS)('CSV imports on %s', (kind) => {
     await expect.poll(async () => (await acme.get(`/imports/${first.body.id}`)).body.status, { timeout: 30_000 }).toBe('completed');
     expect((await acme.get(`/imports/${first.body.id}`)).body).toMatchObject({ total: 1, created: 0, failed: 1 });
   });
+
+  it('an import counts one rate-limit unit per thousand rows', async () => {
+    const remaining = async (response: Promise<{ headers: Headers }>) => Number((await response).headers.get('ratelimit-remaining'));
+    const before = await remaining(acme.get('/customers?limit=1'));
+    // 2,500 rows of which none is valid (no name): quick to refuse, counted as 3 units.
+    const csv = `name,email\n${Array.from({ length: 2500 }, () => ',x@import.example').join('\n')}\n`;
+    const started = postCsv('resource=customers&mode=create', csv);
+    const after = await remaining(started);
+    expect((await started).status).toBe(202);
+    expect(before - after).toBe(3);
+    const id = ((await started).body as { id: string }).id;
+    await expect.poll(async () => (await acme.get(`/imports/${id}`)).body.status, { timeout: 60_000 }).toBe('completed');
+  });
 });
