@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, gql, rest, startApi, type Api } from '../helpers/api.js';
+import { call, gql, rest, startApi, type Api, type KeySpec } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
 import { ROUTES } from '../../src/rest/router.js';
 
@@ -22,14 +22,21 @@ async function fill(api: Api, key: string, tag: string): Promise<OrgData> {
   return { customer, job, invoice, estimate, proposal, email };
 }
 
-describe.each(DB_KINDS)('organization isolation on %s', (kind) => {
+// The other side: another organization, or the caller's own test mode (svc_test_ keys work
+// in a test twin of the organization: neither mode may see the other's data).
+const OTHERS: Array<[string, KeySpec]> = [
+  ['another organization', { org: 'Theirs' }],
+  ['its own test mode', { org: 'Mine', mode: 'test' }],
+];
+
+describe.each(DB_KINDS.flatMap((kind) => OTHERS.map(([name, spec]) => ({ kind, name, spec }))))('isolation from $name on $kind', ({ kind, spec }) => {
   let api: Api;
   let mine: OrgData;
   let theirs: OrgData;
   let seen: string[];
 
   beforeAll(async () => {
-    api = await startApi(kind, { mine: { org: 'Mine' }, theirs: { org: 'Theirs' } });
+    api = await startApi(kind, { mine: { org: 'Mine' }, theirs: spec });
     mine = await fill(api, api.keys.mine!, 'mine');
     theirs = await fill(api, api.keys.theirs!, 'theirs');
     seen = [];
