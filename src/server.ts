@@ -14,7 +14,7 @@ import { tenantClients } from './db/tenant.js';
 import type { WebhookServices } from './context.js';
 import { createEventHub, type EventHub } from './events/hub.js';
 import { lazySecretBox } from './webhooks/secrets.js';
-import { apiError } from './errors.js';
+import { apiError, codeOf } from './errors.js';
 import { graphqlErrorResponse } from './graphql/error-policy.js';
 import { createGraphQL, wantsGraphiQL } from './graphql/yoga.js';
 import { clientAddress } from './http/client-address.js';
@@ -29,6 +29,7 @@ import { requestIdFor } from './http/request-id.js';
 import type { Fields, Logger } from './logger.js';
 import type { RateLimiter } from './rate-limit.js';
 import { MAX_IMPORT_BYTES } from './imports/plan.js';
+import { anonymousAdmission, isIntrospectionOnly } from './graphql/public-introspection.js';
 import { markDryRun, wantsDryRun } from './http/dry-run.js';
 import { routeExecutor } from './rest/execute.js';
 import { handleRest } from './rest/handler.js';
@@ -91,7 +92,13 @@ export function createApp({
       return page;
     }
     const admission = await admit(request, requestId, address, logFields);
-    if (admission instanceof GraphQLError) return graphqlErrorResponse(admission);
+    if (admission instanceof GraphQLError) {
+      // Introspection alone needs no key (graphql/public-introspection.ts); the address was counted.
+      const body = codeOf(admission) === 'UNAUTHENTICATED' && request.method === 'POST' ? await readBody(request).catch(() => undefined) : undefined;
+      if (body === undefined || !isIntrospectionOnly(body)) return graphqlErrorResponse(admission);
+      const introspection = new Request(request.url, { method: 'POST', headers: request.headers, body });
+      return yoga.fetch(introspection, { requestId, admission: anonymousAdmission({ limit: 0, remaining: 0, resetSeconds: 0, limited: false }) });
+    }
     // The document is read under the same size cap as a REST body before yoga parses it.
     const body = request.method === 'POST' ? await readBody(request).catch((error: unknown) => error) : undefined;
     if (body instanceof GraphQLError) return withRateHeaders(graphqlErrorResponse(body), admission);

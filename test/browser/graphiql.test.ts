@@ -26,6 +26,11 @@ describe('GraphiQL for analysts', () => {
     // The page greets the visitor with what to do; nothing internal shows.
     const greeting = (await page.locator('.graphiql-query-editor').textContent())!.replace(/\s+/g, ' ');
     expect(greeting).toContain('put an API key in the Headers tab');
+    // The schema loads before any key is given (introspection needs none): docs, and no error.
+    await page.getByRole('button', { name: /show documentation explorer/i }).click();
+    await expect.poll(async () => page.locator('.graphiql-doc-explorer').textContent(), { timeout: 20_000 }).toMatch(/Query/);
+    expect(await page.locator('body').textContent()).not.toMatch(/UNAUTHENTICATED|valid API key is required/);
+    await page.getByRole('button', { name: /hide documentation explorer/i }).click();
 
     // The headers tab comes pre-filled with a placeholder; replace it with the real key.
     await page.getByRole('button', { name: /headers/i }).first().click();

@@ -118,6 +118,21 @@ describe.each(DB_KINDS)('GraphQL errors on %s', (kind) => {
     }
   });
 
+  it('introspection alone needs no key (GraphiQL opens without an error; codegen needs none); anything beside it does', async () => {
+    const post = (query: string) => call(`${api.url}/graphql`, { method: 'POST', json: { query } });
+    const schema = await post('query IntrospectionQuery { __schema { queryType { name } types { name } } }');
+    expect(schema.status).toBe(200);
+    expect(schema.body.data.__schema.queryType).toEqual({ name: 'Query' });
+    expect(schema.body.data.__schema.types.map((t: { name: string }) => t.name)).toContain('CustomerWhere');
+    const fragment = await post('{ ...F } fragment F on Query { __type(name: "Customer") { name } }');
+    expect(fragment.body.data).toEqual({ __type: { name: 'Customer' } });
+    for (const query of ['{ __typename customers { data { id } } }', '{ ...F } fragment F on Query { customers { data { id } } }', 'mutation { __typename }', '{ customers { data { id } } }']) {
+      const refused = await post(query);
+      expect(refused.status, query).toBe(401);
+      expect(refused.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    }
+  });
+
   it('no internal extension field reaches a client', async () => {
     const unauthenticated = await call(`${api.url}/graphql`, { method: 'POST', key: 'svc_live_not-a-key', json: { query: '{ apiVersion }' } });
     expect(unauthenticated.status).toBe(401);
