@@ -22,6 +22,7 @@ import { ERRORS, type ErrorCode } from '../errors.js';
 import { schema } from '../schema/index.js';
 import { MAX_BATCH } from '../schema/bulk.js';
 import { MAX_EXTERNAL_ID, MAX_METADATA_KEY, MAX_METADATA_KEYS, MAX_METADATA_VALUE } from '../schema/integration-keys.js';
+import { jsonSchemaOfRule, type FieldRule } from '../schema/field-rules.js';
 import { MAX_SEARCH } from '../schema/list-query.js';
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
 import { expandable } from './list-params.js';
@@ -115,6 +116,9 @@ function inputSchema(type: GraphQLInputObjectType): JsonSchema {
         ? (jsonSchema(field, type.name.startsWith('Update')) ?? leafSchema(field.type))
         : leafSchema(field.type);
     if (field.description) schema.description = field.description;
+    // The keywords of the rule the server checks the field by (schema/field-rules.ts).
+    const rule = (field.extensions as { rule?: FieldRule }).rule;
+    if (rule) Object.assign(schema, jsonSchemaOfRule(rule));
     // Optional fields take null as well as absence (null clears them).
     if (isNonNullType(field.type)) required.push(snakeCase(field.name));
     properties[snakeCase(field.name)] = isNonNullType(field.type) ? schema : nullable(schema);

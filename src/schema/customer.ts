@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { ruled, rules } from './field-rules.js';
 import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineCreate, defineResource } from './resource.js';
@@ -22,6 +23,9 @@ export const Customer = builder.prismaObject('Customer', {
     proposals: t.relation('proposals', { authScopes: { scope: 'proposals:read' }, nullable: true, args: relationArgs, query: relationQuery }),
   }),
 });
+
+/** The rules of a customer's fields: its inputs' descriptions, checks and OpenAPI keywords. */
+const FIELDS = { name: rules.text(200, true), email: rules.email(), phone: rules.phone() };
 
 defineResource(Customer, {
   type: 'Customer',
@@ -48,16 +52,16 @@ defineResource(Customer, {
     input: builder.inputType('UpdateCustomerInput', {
       fields: (t) => ({
         ...integrationInputs(t, true),
-        name: t.string({ description: '1 to 200 characters after trimming; cannot be cleared.' }),
-        email: t.string({ description: 'A valid address, at most 254 characters; null clears it.' }),
-        phone: t.string({ description: 'E.164; null clears it.' }),
+        name: t.string(ruled(FIELDS.name, 'Cannot be cleared.')),
+        email: t.string(ruled(FIELDS.email, 'null clears it.')),
+        phone: t.string(ruled(FIELDS.phone, 'null clears it.')),
       }),
     }),
     check: async (ctx, patch) => {
       const check = new InputCheck(ctx.inputErrors);
       const data = patchData(patch as { name?: string | null; email?: string | null; phone?: string | null }, {
-        name: (name) => check.text('name', name, { max: 200, required: true }),
-        email: (email) => check.email('email', email),
+        name: (name) => check.text('name', name, FIELDS.name),
+        email: (email) => check.email('email', email, FIELDS.email),
         phone: (phone) => check.phone('phone', phone),
       });
       check.done();
@@ -70,9 +74,9 @@ defineResource(Customer, {
 const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
   fields: (t) => ({
     ...integrationInputs(t),
-    name: t.string({ required: true, description: '1 to 200 characters after trimming.' }),
-    email: t.string({ description: 'A valid address, at most 254 characters; stored lower-cased.' }),
-    phone: t.string({ description: 'E.164: + then 8 to 15 digits.' }),
+    name: t.string({ required: true, ...ruled(FIELDS.name) }),
+    email: t.string(ruled(FIELDS.email)),
+    phone: t.string(ruled(FIELDS.phone)),
   }),
 });
 
@@ -82,8 +86,8 @@ defineCreate('Customer', {
   input: CreateCustomerInput,
   run: async (ctx, input, query) => {
     const check = new InputCheck(ctx.inputErrors);
-    const name = check.text('name', input.name, { max: 200, required: true });
-    const email = check.email('email', input.email);
+    const name = check.text('name', input.name, FIELDS.name);
+    const email = check.email('email', input.email, FIELDS.email);
     const phone = check.phone('phone', input.phone);
     const keys = createKeys(check, input);
     check.done();

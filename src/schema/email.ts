@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { ruled, rules } from './field-rules.js';
 import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { EmailType } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
@@ -48,15 +49,18 @@ defineResource(Email, {
 });
 
 
+/** The rules of an e-mail's fields: its inputs' descriptions, checks and OpenAPI keywords. */
+const FIELDS = { customerId: rules.id(), from: rules.email(true), to: rules.email(true), subject: rules.text(998, true), body: rules.text(100_000) };
+
 const CreateEmailInput = builder.inputType('CreateEmailInput', {
   fields: (t) => ({
     ...integrationInputs(t),
-    customerId: t.id({ required: true, description: 'A customer of this organization.' }),
+    customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
     type: t.field({ type: EmailTypeEnum, required: true }),
-    from: t.string({ required: true, description: 'An e-mail address.' }),
-    to: t.string({ required: true, description: 'An e-mail address.' }),
-    subject: t.string({ required: true, description: 'At most 998 characters.' }),
-    body: t.string({ description: 'At most 100,000 characters.' }),
+    from: t.string({ required: true, ...ruled(FIELDS.from) }),
+    to: t.string({ required: true, ...ruled(FIELDS.to) }),
+    subject: t.string({ required: true, ...ruled(FIELDS.subject) }),
+    body: t.string(ruled(FIELDS.body)),
     sentAt: t.field({ type: 'DateTime', description: 'Defaults to now.' }),
   }),
 });
@@ -69,12 +73,12 @@ defineCreate('Email', {
   input: CreateEmailInput,
   run: async (ctx, input, query) => {
     const check = new InputCheck(ctx.inputErrors);
-    const customerId = check.id('customerId', input.customerId as string | null | undefined);
+    const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     if (!input.type) check.fail('type', 'is required');
-    const from = check.email('from', input.from, { required: true });
-    const to = check.email('to', input.to, { required: true });
-    const subject = check.text('subject', input.subject, { max: 998, required: true });
-    const body = check.text('body', input.body, { max: 100_000 });
+    const from = check.email('from', input.from, FIELDS.from);
+    const to = check.email('to', input.to, FIELDS.to);
+    const subject = check.text('subject', input.subject, FIELDS.subject);
+    const body = check.text('body', input.body, FIELDS.body);
     await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
     const keys = createKeys(check, input);
     check.done();

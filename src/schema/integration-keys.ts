@@ -9,6 +9,7 @@ import type { Tx } from '../db/tenant.js';
 import { apiError, invalidInput } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { builder, type Types } from './builder.js';
+import { ruled, rules } from './field-rules.js';
 import { delegateName, type ResourceType } from './changes.js';
 import { registeredResources } from './registry.js';
 import type { InputCheck } from './validation.js';
@@ -16,6 +17,8 @@ import type { InputCheck } from './validation.js';
 type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
 
 export const MAX_EXTERNAL_ID = 255;
+/** An external id, when given: not blank, at most MAX_EXTERNAL_ID characters. */
+const EXTERNAL_ID = rules.text(MAX_EXTERNAL_ID, true);
 export const MAX_METADATA_KEYS = 50;
 export const MAX_METADATA_KEY = 40;
 export const MAX_METADATA_VALUE = 500;
@@ -40,7 +43,7 @@ export function integrationFields(type: ResourceType): void {
 
 /** The input fields of a create or an update. */
 export const integrationInputs = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'InputObject'>, update = false) => ({
-  externalId: t.string({ description: `1 to ${MAX_EXTERNAL_ID} characters, unique among this organization's live records of the resource${update ? '; null clears it' : ''}.` }),
+  externalId: t.string(ruled(EXTERNAL_ID, `Unique among this organization's live records of the resource${update ? '; null clears it' : ''}.`)),
   metadata: t.field({
     type: 'JSON',
     description: update
@@ -52,7 +55,7 @@ export const integrationInputs = (t: PothosSchemaTypes.InputFieldBuilder<SchemaT
 /** A given external id, checked (null clears it on an update). */
 export function checkExternalId(check: InputCheck, value: unknown): string | null | undefined {
   if (value === undefined || value === null) return value;
-  return check.text('externalId', value as string, { max: MAX_EXTERNAL_ID, required: true }) ?? undefined;
+  return check.text('externalId', value as string, EXTERNAL_ID) ?? undefined;
 }
 
 /**

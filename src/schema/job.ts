@@ -1,6 +1,7 @@
 import { JobStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { builder } from './builder.js';
+import { ruled, rules } from './field-rules.js';
 import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { JobStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
@@ -28,6 +29,9 @@ export const Job = builder.prismaObject('Job', {
     estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, nullable: true, args: relationArgs, query: relationQuery }),
   }),
 });
+
+/** The rules of a job's fields: its inputs' descriptions, checks and OpenAPI keywords. */
+const FIELDS = { customerId: rules.id(), title: rules.text(200, true), description: rules.text(5000) };
 
 defineResource(Job, {
   type: 'Job',
@@ -57,18 +61,18 @@ defineResource(Job, {
     input: builder.inputType('UpdateJobInput', {
       fields: (t) => ({
         ...integrationInputs(t, true),
-        customerId: t.id({ description: 'A customer of this organization.' }),
-        title: t.string({ description: '1 to 200 characters; cannot be cleared.' }),
-        description: t.string({ description: 'At most 5000 characters; null clears it.' }),
+        customerId: t.id(ruled(FIELDS.customerId, 'A customer of this organization.')),
+        title: t.string(ruled(FIELDS.title, 'Cannot be cleared.')),
+        description: t.string(ruled(FIELDS.description, 'null clears it.')),
         scheduledAt: t.field({ type: 'DateTime', description: 'null clears it.' }),
       }),
     }),
     check: async (ctx, patch) => {
       const check = new InputCheck(ctx.inputErrors);
       const data = patchData(patch as { customerId?: string | null; title?: string | null; description?: string | null; scheduledAt?: Date | null }, {
-        customerId: (id) => check.id('customerId', id),
-        title: (title) => check.text('title', title, { max: 200, required: true }),
-        description: (description) => check.text('description', description, { max: 5000 }),
+        customerId: (id) => check.id('customerId', id, FIELDS.customerId),
+        title: (title) => check.text('title', title, FIELDS.title),
+        description: (description) => check.text('description', description, FIELDS.description),
         scheduledAt: (at) => at,
       });
       if (data.customerId) await requireReference(check, ctx.prisma.customer, 'customerId', data.customerId as string);
@@ -82,9 +86,9 @@ defineResource(Job, {
 const CreateJobInput = builder.inputType('CreateJobInput', {
   fields: (t) => ({
     ...integrationInputs(t),
-    customerId: t.id({ required: true, description: 'A customer of this organization.' }),
-    title: t.string({ required: true, description: '1 to 200 characters.' }),
-    description: t.string({ description: 'At most 5000 characters.' }),
+    customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
+    title: t.string({ required: true, ...ruled(FIELDS.title) }),
+    description: t.string(ruled(FIELDS.description)),
     scheduledAt: t.field({ type: 'DateTime' }),
   }),
 });
@@ -96,9 +100,9 @@ defineCreate('Job', {
   input: CreateJobInput,
   run: async (ctx, input, query) => {
     const check = new InputCheck(ctx.inputErrors);
-    const customerId = check.id('customerId', input.customerId as string | null | undefined);
-    const title = check.text('title', input.title, { max: 200, required: true });
-    const description = check.text('description', input.description, { max: 5000 });
+    const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
+    const title = check.text('title', input.title, FIELDS.title);
+    const description = check.text('description', input.description, FIELDS.description);
     await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
     const keys = createKeys(check, input);
     check.done();

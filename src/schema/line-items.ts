@@ -5,6 +5,7 @@ import type { Context } from '../context.js';
 import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
 import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { builder } from './builder.js';
+import { ruled, rules } from './field-rules.js';
 import { writing } from './changes.js';
 import { requireReference } from './references.js';
 import { defineCreate } from './resource.js';
@@ -24,11 +25,15 @@ for (const model of ['InvoiceLineItem', 'EstimateLineItem'] as const) {
   });
 }
 
+/** The rules of a line's fields, and of an invoice's or estimate's: inputs' descriptions, checks and OpenAPI keywords. */
+const LINE = { description: rules.text(500, true), quantity: rules.amount(), unitAmount: rules.amount() };
+const BILLING = { customerId: rules.id(), jobId: rules.id(false), currency: rules.currency(), lineItems: rules.items(1, MAX_LINE_ITEMS) };
+
 export const LineItemInput = builder.inputType('LineItemInput', {
   fields: (t) => ({
-    description: t.string({ required: true, description: '1 to 500 characters.' }),
-    quantity: t.int({ required: true, description: 'A whole number from 0.' }),
-    unitAmount: t.int({ required: true, description: 'Minor units (cents), from 0.' }),
+    description: t.string({ required: true, ...ruled(LINE.description) }),
+    quantity: t.int({ required: true, ...ruled(LINE.quantity, 'A whole number.') }),
+    unitAmount: t.int({ required: true, ...ruled(LINE.unitAmount) }),
   }),
 });
 
@@ -48,13 +53,13 @@ export function checkLineItems(check: InputCheck, items: readonly LineItemInputS
     check.fail('lineItems', 'must have at least one line item');
     return { lines: [], totalAmount: 0 };
   }
-  if (items.length > MAX_LINE_ITEMS) {
-    check.fail('lineItems', `must have at most ${MAX_LINE_ITEMS} line items`);
+  if (items.length > BILLING.lineItems.max) {
+    check.fail('lineItems', `must have at most ${BILLING.lineItems.max} line items`);
     return { lines: [], totalAmount: 0 };
   }
   const lines: CheckedLineItem[] = items.map((item, position) => {
     const at = `lineItems[${position}]`;
-    const description = check.text(`${at}.description`, item.description, { max: 500, required: true }) ?? '';
+    const description = check.text(`${at}.description`, item.description, LINE.description) ?? '';
     const quantity = check.amount(`${at}.quantity`, item.quantity);
     const unitAmount = check.amount(`${at}.unitAmount`, item.unitAmount);
     const amount = quantity * unitAmount;
@@ -78,8 +83,8 @@ interface BillingInput {
 /** Checks a new invoice's or estimate's input; throws a BAD_REQUEST listing every fault. */
 export async function checkBillingInput({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, input: BillingInput) {
   const check = new InputCheck(inputErrors);
-  const customerId = check.id('customerId', input.customerId as string | null | undefined);
-  const jobId = check.id('jobId', input.jobId as string | null | undefined, { required: false });
+  const customerId = check.id('customerId', input.customerId as string | null | undefined, BILLING.customerId);
+  const jobId = check.id('jobId', input.jobId as string | null | undefined, BILLING.jobId);
   const currency = check.currency('currency', input.currency);
   const { lines, totalAmount } = checkLineItems(check, input.lineItems);
   await requireReference(check, prisma.customer, 'customerId', customerId);
@@ -109,16 +114,16 @@ export function billingUpdate(type: 'Invoice' | 'Estimate', date: BillingDate) {
     input: builder.inputType(`Update${type}Input`, {
       fields: (t) => ({
         ...integrationInputs(t, true),
-        jobId: t.id({ description: 'A job of this organization; null clears it.' }),
-        currency: t.string({ description: 'ISO 4217, such as USD.' }),
-        lineItems: t.field({ type: [LineItemInput], description: '1 to 100 lines; replaces all lines.' }),
+        jobId: t.id(ruled(BILLING.jobId, 'A job of this organization; null clears it.')),
+        currency: t.string(ruled(BILLING.currency)),
+        lineItems: t.field({ type: [LineItemInput], ...ruled(BILLING.lineItems, 'They replace all lines.') }),
         [date]: t.field({ type: 'Date', description: 'null clears it.' }),
       }),
     }),
     check: async ({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, patch: Record<string, unknown>) => {
       const check = new InputCheck(inputErrors);
       const data = patchData(patch, {
-        jobId: (id) => check.id('jobId', id as string | null, { required: false }),
+        jobId: (id) => check.id('jobId', id as string | null, BILLING.jobId),
         currency: (currency) => check.currency('currency', currency as string | null),
         [date]: (day) => day,
       });
@@ -140,10 +145,10 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
   const Input = builder.inputType(`Create${type}Input`, {
     fields: (t) => ({
       ...integrationInputs(t),
-      customerId: t.id({ required: true, description: 'A customer of this organization.' }),
-      jobId: t.id({ description: 'A job of this organization.' }),
-      currency: t.string({ required: true, description: 'ISO 4217, such as USD.' }),
-      lineItems: t.field({ type: [LineItemInput], required: true, description: '1 to 100 lines.' }),
+      customerId: t.id({ required: true, ...ruled(BILLING.customerId, 'A customer of this organization.') }),
+      jobId: t.id(ruled(BILLING.jobId, 'A job of this organization.')),
+      currency: t.string({ required: true, ...ruled(BILLING.currency) }),
+      lineItems: t.field({ type: [LineItemInput], required: true, ...ruled(BILLING.lineItems) }),
       [date]: t.field({ type: 'Date' }),
     }),
   });

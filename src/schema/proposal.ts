@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { ruled, rules } from './field-rules.js';
 import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
 import { QuoteStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
@@ -25,6 +26,9 @@ export const Proposal = builder.prismaObject('Proposal', {
   }),
 });
 
+/** The rules of a proposal's fields: its inputs' descriptions, checks and OpenAPI keywords. */
+const FIELDS = { customerId: rules.id(), title: rules.text(200, true), totalAmount: rules.amount(), currency: rules.currency() };
+
 defineResource(Proposal, {
   type: 'Proposal',
   path: 'proposals',
@@ -48,15 +52,15 @@ defineResource(Proposal, {
     input: builder.inputType('UpdateProposalInput', {
       fields: (t) => ({
         ...integrationInputs(t, true),
-        title: t.string({ description: '1 to 200 characters.' }),
-        totalAmount: t.int({ description: 'Minor units, from 0.' }),
-        currency: t.string({ description: 'ISO 4217, such as USD.' }),
+        title: t.string(ruled(FIELDS.title)),
+        totalAmount: t.int(ruled(FIELDS.totalAmount)),
+        currency: t.string(ruled(FIELDS.currency)),
       }),
     }),
     check: async (ctx, patch) => {
       const check = new InputCheck(ctx.inputErrors);
       const data = patchData(patch as { title?: string | null; totalAmount?: number | null; currency?: string | null }, {
-        title: (title) => check.text('title', title, { max: 200, required: true }),
+        title: (title) => check.text('title', title, FIELDS.title),
         totalAmount: (amount) => check.amount('totalAmount', amount),
         currency: (currency) => check.currency('currency', currency),
       });
@@ -72,10 +76,10 @@ defineResource(Proposal, {
 const CreateProposalInput = builder.inputType('CreateProposalInput', {
   fields: (t) => ({
     ...integrationInputs(t),
-    customerId: t.id({ required: true, description: 'A customer of this organization.' }),
-    title: t.string({ required: true, description: '1 to 200 characters.' }),
-    totalAmount: t.int({ required: true, description: 'Minor units, from 0.' }),
-    currency: t.string({ required: true, description: 'ISO 4217, such as USD.' }),
+    customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
+    title: t.string({ required: true, ...ruled(FIELDS.title) }),
+    totalAmount: t.int({ required: true, ...ruled(FIELDS.totalAmount) }),
+    currency: t.string({ required: true, ...ruled(FIELDS.currency) }),
   }),
 });
 
@@ -86,8 +90,8 @@ defineCreate('Proposal', {
   input: CreateProposalInput,
   run: async (ctx, input, query) => {
     const check = new InputCheck(ctx.inputErrors);
-    const customerId = check.id('customerId', input.customerId as string | null | undefined);
-    const title = check.text('title', input.title, { max: 200, required: true });
+    const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
+    const title = check.text('title', input.title, FIELDS.title);
     const totalAmount = check.amount('totalAmount', input.totalAmount);
     const currency = check.currency('currency', input.currency);
     await requireReference(check, ctx.prisma.customer, 'customerId', customerId);

@@ -26,7 +26,7 @@ function isEmail(text: string): boolean {
 /** Characters that show nothing: spaces of every kind and format characters (zero-width space, ...). */
 const INVISIBLE = /[\p{Z}\p{Cf}\s]/gu;
 const E164 = /^\+[0-9]{8,15}$/;
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+export const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 /** GraphQL's Int: the one 32-bit bound (amounts, quantities, and what REST accepts for an Int). */
 export const INT32_MAX = 2_147_483_647;
 export const INT32_MIN = -2_147_483_648;
