@@ -1,6 +1,7 @@
 // The account pages: log in, see and manage the organization's API keys and webhook
 // endpoints (web/webhooks-page.ts), log out.
 // Every form post carries a CSRF token (the session's, or a login cookie's double submit).
+import { copyButton } from './copy-button.js';
 import { organizationFor, type Mode } from '../auth/modes.js';
 import { createApiKey } from '../auth/api-keys.js';
 import { verifyPassword } from '../auth/passwords.js';
@@ -111,7 +112,7 @@ async function keysPage(
     ? `<section class="notice" aria-live="polite">
         <p><strong>Key “${escape(extra.created.name)}” created.</strong> Copy it now: it is shown only once.</p>
         <p><code class="secret" id="new-key">${escape(extra.created.key)}</code>
-        <button type="button" id="copy" onclick="navigator.clipboard.writeText(document.getElementById('new-key').textContent).then(() => { this.textContent = 'Copied'; })">Copy</button></p>
+        ${copyButton('new-key')}</p>
       </section>`
     : '';
   const rows = keys

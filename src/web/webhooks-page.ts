@@ -3,6 +3,7 @@
 // event to its endpoint, and disable or enable an endpoint. The checks are the API's own
 // rules (webhooks/endpoints.ts): the URL and event-type checks, the sealed secret, the resend.
 // The client here is not tenant-scoped: every query names the session's organization.
+import { copyButton } from './copy-button.js';
 import type { WebhookServices } from '../context.js';
 import type { Response } from '../http/fetch.js';
 import { EVENT_TYPES } from '../events/types.js';
@@ -97,7 +98,7 @@ export async function webhooksSection(prisma: PrismaClient, user: SessionUser, e
       ? `<section class="notice" aria-live="polite" id="new-webhook">
         <p><strong>Endpoint <code>${escape(createdEndpoint.url)}</code> added.</strong> Copy its signing secret now: it is shown only once.</p>
         <p><code class="secret" id="new-webhook-secret">${escape(extra.created.secret)}</code>
-        <button type="button" onclick="navigator.clipboard.writeText(document.getElementById('new-webhook-secret').textContent).then(() => { this.textContent = 'Copied'; })">Copy</button></p>
+        ${copyButton('new-webhook-secret')}</p>
       </section>`
       : '';
   const faults = extra.error === undefined ? [] : Array.isArray(extra.error) ? extra.error : [extra.error];

@@ -49,6 +49,11 @@ describe('account settings in a browser', () => {
     await page.click('form[action="/settings/api-keys"] button[type=submit]');
     const key = (await page.locator('#new-key').textContent())!.trim();
     expect(key).toMatch(/^svc_live_[0-9A-Za-z]{32}$/);
+    // Copy says what it did, even without the Clipboard API (absent on a plain-http address).
+    await page.evaluate(() => Object.defineProperty(navigator, 'clipboard', { value: undefined, configurable: true }));
+    await page.click('button.copy');
+    await expect.poll(() => page.locator('button.copy').textContent()).toMatch(/^(Copied|Selected: press Ctrl\+C)/);
+    expect(await page.evaluate(() => window.getSelection()?.toString().trim())).toBe(key);
     // Reloading the page neither shows the secret again nor creates another key.
     await page.reload();
     await expect(page.locator('#new-key').count()).resolves.toBe(0);
