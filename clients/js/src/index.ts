@@ -71,56 +71,59 @@ function errorClass(status: number): typeof CrmError {
 
 export interface ClientOptions {
   /** Defaults to the CRM_API_KEY environment variable. */
-  apiKey?: string;
-  baseUrl?: string;
-  timeoutMs?: number;
+  apiKey?: string | undefined;
+  baseUrl?: string | undefined;
+  timeoutMs?: number | undefined;
   /** Retries of 429, 503 and network errors. */
-  maxRetries?: number;
-  fetch?: typeof fetch;
+  maxRetries?: number | undefined;
+  fetch?: typeof fetch | undefined;
 }
 
 type Query = Record<string, string | number | undefined>;
 
+/** What `request` sends besides the method and path (absent and undefined alike: not sent). */
+type RequestOptions = { query?: Query | undefined; body?: unknown; idempotencyKey?: string | undefined; ifMatch?: string | undefined; contentType?: string | undefined; dryRun?: boolean | undefined };
+
 /** Options of every write. */
 export interface CallOptions {
   /** Defaults to a generated one, reused by the client's own retries of the call. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   /**
    * Sent as `Prefer: dry-run`: the server runs the write and answers what it would (the same
    * record, or the same error), and keeps nothing.
    */
-  dryRun?: boolean;
+  dryRun?: boolean | undefined;
 }
 
 /** Options of a write to an existing record. */
 export interface WriteOptions extends CallOptions {
   /** The version the record must still have (sent as `If-Match: "<version>"`); otherwise PreconditionFailed. */
-  ifMatch?: number | string;
+  ifMatch?: number | string | undefined;
 }
 
 export interface SyncOptions {
   /** Where to resume: the `cursor` of an earlier sync. Absent: from the first change. */
-  cursor?: string | null;
+  cursor?: string | null | undefined;
   /** Only changes at or after this time (ignored when resuming from a cursor, which embeds it). */
-  updatedSince?: string | Date;
+  updatedSince?: string | Date | undefined;
   /** Page size, 1 to 100. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /** Null clears an optional field; absent fields are left as they are (JSON merge patch). */
-export type Patch<T> = { [K in keyof T]?: T[K] | null };
+export type Patch<T> = { [K in keyof T]?: T[K] | null | undefined };
 
 /** An integration's string values under keys of its choosing (at most 50 keys of 1 to 40 characters `[A-Za-z0-9_-]`). */
 export type Metadata = Record<string, string>;
 /** On every record: an integration's own id for it (unique among the resource's live records) and its metadata. */
 export type IntegrationKeys = { external_id: string | null; metadata: Metadata };
 /** What every create and upsert may also set. */
-export type IntegrationInput = { external_id?: string; metadata?: Metadata };
+export type IntegrationInput = { external_id?: string | undefined; metadata?: Metadata | undefined };
 /** An update: a merge patch whose `metadata` merges key by key (a key with null is removed). */
-export type Update<Input> = Patch<Omit<Input, 'metadata'>> & { metadata?: Record<string, string | null> };
+export type Update<Input> = Patch<Omit<Input, 'metadata'>> & { metadata?: Record<string, string | null> | undefined };
 
 /** A range filter, each bound given narrowing it (`{ gte: 10000, lt: 50000 }`), or one exact value. */
-export type Range<T> = T | { gt?: T; gte?: T; lt?: T; lte?: T };
+export type Range<T> = T | { gt?: T | undefined; gte?: T | undefined; lt?: T | undefined; lte?: T | undefined };
 /** A set filter: one value, or any of several (`['sent', 'paid']`). */
 export type AnyOf<T extends string> = T | readonly T[];
 /** A point in time: ISO 8601 text or a Date. */
@@ -136,28 +139,28 @@ export type InvoiceStatus = 'draft' | 'sent' | 'paid';
 export type QuoteStatus = 'draft' | 'sent' | 'accepted' | 'declined';
 
 type Stamped = {
-  search?: string;
-  created_at?: Range<Timestamp>;
-  updated_at?: Range<Timestamp>;
-  external_id?: string;
+  search?: string | undefined;
+  created_at?: Range<Timestamp> | undefined;
+  updated_at?: Range<Timestamp> | undefined;
+  external_id?: string | undefined;
   /** `{ tier: 'gold' }`: records with exactly these values under these keys. */
-  metadata?: Metadata;
+  metadata?: Metadata | undefined;
 };
 /** A list's own filters (`search` reads each list's own fields: a customer's name and e-mail, an invoice's number, ...). */
-export type CustomerFilters = Stamped & { email?: string; phone?: string };
-export type JobFilters = Stamped & { status?: AnyOf<JobStatus>; scheduled_at?: Range<Timestamp>; completed_at?: Range<Timestamp>; customer_id?: string };
-export type EmailFilters = Stamped & { type?: AnyOf<'incoming' | 'outgoing'>; sent_at?: Range<Timestamp>; customer_id?: string };
+export type CustomerFilters = Stamped & { email?: string | undefined; phone?: string | undefined };
+export type JobFilters = Stamped & { status?: AnyOf<JobStatus> | undefined; scheduled_at?: Range<Timestamp> | undefined; completed_at?: Range<Timestamp> | undefined; customer_id?: string | undefined };
+export type EmailFilters = Stamped & { type?: AnyOf<'incoming' | 'outgoing'> | undefined; sent_at?: Range<Timestamp> | undefined; customer_id?: string | undefined };
 export type InvoiceFilters = Stamped & {
-  status?: AnyOf<InvoiceStatus>;
-  total_amount?: Range<number>;
-  issued_at?: Range<Timestamp>;
-  due_date?: Range<CalendarDate>;
-  paid_at?: Range<Timestamp>;
-  customer_id?: string;
-  job_id?: string;
+  status?: AnyOf<InvoiceStatus> | undefined;
+  total_amount?: Range<number> | undefined;
+  issued_at?: Range<Timestamp> | undefined;
+  due_date?: Range<CalendarDate> | undefined;
+  paid_at?: Range<Timestamp> | undefined;
+  customer_id?: string | undefined;
+  job_id?: string | undefined;
 };
-export type EstimateFilters = Omit<InvoiceFilters, 'status' | 'due_date' | 'paid_at'> & { status?: AnyOf<QuoteStatus>; valid_until?: Range<CalendarDate> };
-export type ProposalFilters = Stamped & { status?: AnyOf<QuoteStatus>; total_amount?: Range<number>; customer_id?: string };
+export type EstimateFilters = Omit<InvoiceFilters, 'status' | 'due_date' | 'paid_at'> & { status?: AnyOf<QuoteStatus> | undefined; valid_until?: Range<CalendarDate> | undefined };
+export type ProposalFilters = Stamped & { status?: AnyOf<QuoteStatus> | undefined; total_amount?: Range<number> | undefined; customer_id?: string | undefined };
 
 /**
  * What a resource's list answers to: its filters (with those of related lists, one level
@@ -170,32 +173,32 @@ export interface ListSpec<W = object, S extends string = string, R = object> {
   references: R;
 }
 export type CustomerList = ListSpec<
-  CustomerFilters & { jobs?: JobFilters; emails?: EmailFilters; invoices?: InvoiceFilters; estimates?: EstimateFilters; proposals?: ProposalFilters },
+  CustomerFilters & { jobs?: JobFilters | undefined; emails?: EmailFilters | undefined; invoices?: InvoiceFilters | undefined; estimates?: EstimateFilters | undefined; proposals?: ProposalFilters | undefined },
   'name' | 'email' | 'created_at' | 'updated_at',
   object
 >;
-export type JobList = ListSpec<JobFilters & { customer?: CustomerFilters }, 'title' | 'status' | 'scheduled_at' | 'completed_at' | 'created_at' | 'updated_at', { customer: Customer }>;
-export type EmailList = ListSpec<EmailFilters & { customer?: CustomerFilters }, 'sent_at' | 'created_at' | 'updated_at', { customer: Customer }>;
+export type JobList = ListSpec<JobFilters & { customer?: CustomerFilters | undefined }, 'title' | 'status' | 'scheduled_at' | 'completed_at' | 'created_at' | 'updated_at', { customer: Customer }>;
+export type EmailList = ListSpec<EmailFilters & { customer?: CustomerFilters | undefined }, 'sent_at' | 'created_at' | 'updated_at', { customer: Customer }>;
 export type InvoiceList = ListSpec<
-  InvoiceFilters & { customer?: CustomerFilters; job?: JobFilters },
+  InvoiceFilters & { customer?: CustomerFilters | undefined; job?: JobFilters | undefined },
   'number' | 'status' | 'total_amount' | 'issued_at' | 'due_date' | 'paid_at' | 'created_at' | 'updated_at',
   { customer: Customer; job: Job }
 >;
 export type EstimateList = ListSpec<
-  EstimateFilters & { customer?: CustomerFilters; job?: JobFilters },
+  EstimateFilters & { customer?: CustomerFilters | undefined; job?: JobFilters | undefined },
   'number' | 'status' | 'total_amount' | 'issued_at' | 'valid_until' | 'created_at' | 'updated_at',
   { customer: Customer; job: Job }
 >;
-export type ProposalList = ListSpec<ProposalFilters & { customer?: CustomerFilters }, 'title' | 'status' | 'total_amount' | 'created_at' | 'updated_at', { customer: Customer }>;
+export type ProposalList = ListSpec<ProposalFilters & { customer?: CustomerFilters | undefined }, 'title' | 'status' | 'total_amount' | 'created_at' | 'updated_at', { customer: Customer }>;
 
 type FieldOf<T> = Extract<keyof T, string>;
 
 /** The shape of the record answered: only `fields` (and `id`) when given; each expanded reference beside its id. */
 export interface ShapeOptions<T, L extends ListSpec, F extends FieldOf<T>, E extends FieldOf<L['references']>> {
   /** Only these fields of each record (and `id`, always). */
-  fields?: readonly F[];
+  fields?: readonly F[] | undefined;
   /** References to answer as whole records beside their ids (`customer` beside `customer_id`); each needs its resource's read scope. */
-  expand?: readonly E[];
+  expand?: readonly E[] | undefined;
 }
 
 /** The record as `fields` and `expand` shape it. */
@@ -211,22 +214,22 @@ export type Shaped<T, L extends ListSpec, F extends FieldOf<T>, E extends FieldO
  */
 export type ListOptions<T, L extends ListSpec, F extends FieldOf<T>, E extends FieldOf<L['references']>> = ShapeOptions<T, L, F, E> &
   L['where'] & {
-    where?: L['where'];
-    orderBy?: SortKey<L['sort']> | readonly SortKey<L['sort']>[];
-    page?: number;
+    where?: L['where'] | undefined;
+    orderBy?: SortKey<L['sort']> | readonly SortKey<L['sort']>[] | undefined;
+    page?: number | undefined;
     /** Page size, 1 to 100. */
-    limit?: number;
+    limit?: number | undefined;
     /** A page's `next_cursor`: it carries the list's sort and filters. */
-    cursor?: string;
+    cursor?: string | undefined;
   };
 
 /** A batch's items, each one write (`update` on resources that have updates). */
-export type CreateItem<Input> = { op: 'create'; external_id?: string; data: Input };
+export type CreateItem<Input> = { op: 'create'; external_id?: string | undefined; data: Input };
 export type UpsertItem<Input> = { op: 'upsert'; external_id: string; data: Input };
 /** An update or a delete names its record by `id` or by `external_id`. */
 type Target = { id: string; external_id?: never } | { external_id: string; id?: never };
-export type UpdateItem<Input> = { op: 'update'; data?: Update<Input>; if_match?: number } & Target;
-export type DeleteItem = { op: 'delete'; if_match?: number } & Target;
+export type UpdateItem<Input> = { op: 'update'; data?: Update<Input> | undefined; if_match?: number | undefined } & Target;
+export type DeleteItem = { op: 'delete'; if_match?: number | undefined } & Target;
 /** `atomic`: every item or none (the call throws on the first refusal, naming `items[i].field`); `partial`: each item on its own. */
 export type BatchMode = 'atomic' | 'partial';
 /** One item's outcome, in the order of the items: the record written, or why the item was refused (partial). */
@@ -267,7 +270,7 @@ interface Resource<T, Input, L extends ListSpec = ListSpec> {
   /** Every change (records and tombstones), oldest first, from `cursor`; see Sync. */
   sync(options?: SyncOptions): Sync<T>;
   /** One record's history: its events, newest first (`limit`, `page`, `cursor`). */
-  events(id: string, params?: { limit?: number; page?: number; cursor?: string }): Promise<Page<CrmEvent<T>>>;
+  events(id: string, params?: { limit?: number | undefined; page?: number | undefined; cursor?: string | undefined }): Promise<Page<CrmEvent<T>>>;
 }
 
 interface EditableResource<T extends { version: number }, Input, L extends ListSpec = ListSpec> extends Resource<T, Input, L> {
@@ -285,7 +288,7 @@ interface MovableResource<T extends { version: number }, Input, Move extends str
 
 interface Customers extends EditableResource<Customer, CustomerInput, CustomerList> {
   /** GET /customers/duplicates: live customers sharing an e-mail or a phone, grouped (e-mail groups first), a page of groups. */
-  duplicates(params?: { page?: number; limit?: number; cursor?: string }): Promise<Page<DuplicateGroup>>;
+  duplicates(params?: { page?: number | undefined; limit?: number | undefined; cursor?: string | undefined }): Promise<Page<DuplicateGroup>>;
   /**
    * POST /customers/{id}/merge: moves every job, e-mail, invoice, estimate and proposal of the
    * `sourceIds` customers to this one and deletes them, in one transaction; answers this customer.
@@ -345,15 +348,15 @@ export type WebhookEndpoint = { id: string; url: string; description: string | n
 export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
 /** One attempt to deliver an event to an endpoint. */
 export type WebhookAttempt = { id: string; event_id: string; delivery_id: string; status_code: number | null; duration_ms: number; error: string | null; created_at: string };
-export type WebhookEndpointInput = { url: string; description?: string; event_types?: string[]; enabled?: boolean };
+export type WebhookEndpointInput = { url: string; description?: string | undefined; event_types?: string[] | undefined; enabled?: boolean | undefined };
 
 export interface SinceOptions {
   /** Where to resume: the `cursor` of an earlier catch-up (it embeds the event and the type). */
-  cursor?: string | null;
+  cursor?: string | null | undefined;
   /** Only events of this type, such as `invoice.paid`. */
-  type?: string;
+  type?: string | undefined;
   /** Page size, 1 to 100. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface Events {
@@ -413,13 +416,13 @@ export interface Imports {
    * in the background, each row created (`mode: 'create'`) or upserted by its `external_id`;
    * answers where to follow it with `get`.
    */
-  create(csv: string, options: CallOptions & { resource: 'customers'; mode?: 'create' | 'upsert' }): Promise<{ id: string; status: ImportStatus }>;
+  create(csv: string, options: CallOptions & { resource: 'customers'; mode?: 'create' | 'upsert' | undefined }): Promise<{ id: string; status: ImportStatus }>;
   get(id: string): Promise<Import>;
 }
 
 /** One API request of the organization, as it was answered (never its body or a secret). */
 export type RequestLog = { request_id: string; method: string; path: string; status: number; duration_ms: number; error_code: string | null; key_prefix: string; created_at: string };
-export type RequestLogQuery = { status?: string | number; method?: string; request_id?: string; page?: number; limit?: number; cursor?: string };
+export type RequestLogQuery = { status?: string | number | undefined; method?: string | undefined; request_id?: string | undefined; page?: number | undefined; limit?: number | undefined; cursor?: string | undefined };
 
 export interface RequestLogs {
   /** The recent requests, newest first: `status` (`400`, `'4xx'`), `method`, `request_id` (scope `logs:read`). */
@@ -431,11 +434,11 @@ export interface RequestLogs {
 export type WebhookTestResult = { status_code: number | null; duration_ms: number; error: string | null };
 
 export type LineItemInput = { description: string; quantity: number; unit_amount: number };
-export type CustomerInput = IntegrationInput & { name: string; email?: string; phone?: string };
-export type JobInput = IntegrationInput & { customer_id: string; title: string; description?: string; scheduled_at?: string };
-export type EmailInput = IntegrationInput & { customer_id: string; type: 'incoming' | 'outgoing'; from: string; to: string; subject: string; body?: string; sent_at?: string };
-export type InvoiceInput = IntegrationInput & { customer_id: string; job_id?: string; currency: string; due_date?: string; line_items: LineItemInput[] };
-export type EstimateInput = IntegrationInput & { customer_id: string; job_id?: string; currency: string; valid_until?: string; line_items: LineItemInput[] };
+export type CustomerInput = IntegrationInput & { name: string; email?: string | undefined; phone?: string | undefined };
+export type JobInput = IntegrationInput & { customer_id: string; title: string; description?: string | undefined; scheduled_at?: string | undefined };
+export type EmailInput = IntegrationInput & { customer_id: string; type: 'incoming' | 'outgoing'; from: string; to: string; subject: string; body?: string | undefined; sent_at?: string | undefined };
+export type InvoiceInput = IntegrationInput & { customer_id: string; job_id?: string | undefined; currency: string; due_date?: string | undefined; line_items: LineItemInput[] };
+export type EstimateInput = IntegrationInput & { customer_id: string; job_id?: string | undefined; currency: string; valid_until?: string | undefined; line_items: LineItemInput[] };
 export type ProposalInput = IntegrationInput & { customer_id: string; title: string; currency: string; total_amount: number };
 
 /**
@@ -465,7 +468,7 @@ function entityTag(version: number | string): string {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+const env: { CRM_API_KEY?: string | undefined; CRM_BASE_URL?: string | undefined } = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 
 export class CrmClient {
   readonly customers: Customers;
@@ -608,19 +611,19 @@ export class CrmClient {
   }
 
   /** Every write carries an Idempotency-Key, so the client's retries never apply it twice. */
-  private writeOptions(options: WriteOptions): { idempotencyKey: string; ifMatch?: string; dryRun?: boolean } {
+  private writeOptions(options: WriteOptions): RequestOptions & { idempotencyKey: string } {
     return { idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(), ifMatch: options.ifMatch === undefined ? undefined : entityTag(options.ifMatch), dryRun: options.dryRun };
   }
 
   private async *iterate<T>(path: string, params: Query): AsyncGenerator<T> {
     for (let page = 1; ; page++) {
-      const result = await this.request<Page<T>>('GET', `/${path}`, { query: { ...params, page, limit: params.limit ?? 100 } });
+      const result = await this.request<Page<T>>('GET', `/${path}`, { query: { ...params, page, limit: params['limit'] ?? 100 } });
       yield* result.data;
       if (result.data.length === 0 || page * result.pagination.limit >= result.pagination.total) return;
     }
   }
 
-  private async request<T>(method: string, path: string, options: { query?: Query; body?: unknown; idempotencyKey?: string; ifMatch?: string; contentType?: string; dryRun?: boolean } = {}): Promise<T> {
+  private async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = new URL(this.baseUrl + path);
     for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     const headers: Record<string, string> = {
@@ -631,7 +634,7 @@ export class CrmClient {
     if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     if (options.ifMatch) headers['if-match'] = options.ifMatch;
-    if (options.dryRun) headers.prefer = 'dry-run';
+    if (options.dryRun) headers['prefer'] = 'dry-run';
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
@@ -639,7 +642,7 @@ export class CrmClient {
           method,
           headers,
           // A file (an import's CSV) is sent as it is.
-          body: options.body === undefined ? undefined : typeof options.body === 'string' && options.contentType?.startsWith('text/') ? options.body : JSON.stringify(options.body),
+          body: options.body === undefined ? null : typeof options.body === 'string' && options.contentType?.startsWith('text/') ? options.body : JSON.stringify(options.body),
           signal: AbortSignal.timeout(this.timeoutMs),
         });
       } catch (error) {
@@ -684,9 +687,9 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
 
 export interface VerifyWebhookOptions {
   /** How far the `webhook-timestamp` may be from now, either way: default 300 (5 minutes). */
-  toleranceSeconds?: number;
+  toleranceSeconds?: number | undefined;
   /** Now, for tests. */
-  now?: Date | number;
+  now?: Date | number | undefined;
 }
 
 function headerOf(headers: WebhookHeaders, name: string): string | undefined {
