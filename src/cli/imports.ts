@@ -18,7 +18,7 @@ export async function importFile(args: string[], usage: (message: string) => Err
   const org = values.org?.trim();
   if (!org) throw usage('--org is required');
   const resource = values.resource ?? '';
-  if (!(resource in IMPORTABLE)) throw usage(`--resource must be one of ${Object.keys(IMPORTABLE).join(', ')}`);
+  if (!Object.hasOwn(IMPORTABLE, resource)) throw usage(`--resource must be one of ${Object.keys(IMPORTABLE).join(', ')}`);
   const mode = (values.mode ?? 'create') as ImportMode;
   if (mode !== 'create' && mode !== 'upsert') throw usage('--mode must be create or upsert');
   if (positionals.length !== 1) throw usage('name one CSV file');

@@ -144,8 +144,9 @@ export async function listen(options: ListenOptions): Promise<void> {
     }
     if (signal.aborted) break;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, RECONNECT_MS);
-      signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      const stop = () => (clearTimeout(timer), resolve());
+      const timer = setTimeout(() => (signal.removeEventListener('abort', stop), resolve()), RECONNECT_MS);
+      signal.addEventListener('abort', stop, { once: true });
     });
   }
   await catchingUp.catch(() => undefined);

@@ -21,7 +21,8 @@ export function useDryRun(): Plugin<Context> {
           await ctx.prisma.$transaction(async (tx) => {
             result = await executeFn({ ...execution, contextValue: { ...ctx, prisma: nestedClient(tx) } });
             throw ROLLBACK;
-          });
+            // As long as the longest write it may hold (a batch's transaction).
+          }, { timeout: 60_000 });
         } catch (error) {
           if (error !== ROLLBACK) throw error;
         }

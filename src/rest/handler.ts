@@ -24,6 +24,8 @@ interface BodyVariables {
   variables: Record<string, unknown>;
   /** Unknown and mistyped fields, left for the operation to report with its own faults. */
   inputErrors: FieldError[];
+  /** The faults name the body's own keys, as sent (not GraphQL paths to put in REST words). */
+  asSent?: boolean;
 }
 
 /** The JSON body of a write (415 for another type, 400 for text that is not JSON). */
@@ -81,11 +83,11 @@ function batchVariables(route: Route, body: unknown): BodyVariables {
     }
     const renamed: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(item as Record<string, unknown>)) {
-      if (!(key in BATCH_ITEM_FIELDS)) errors.push({ param: `${at}.${key}`, message: 'is not a known field (op, id, external_id, data, if_match)' });
+      if (!Object.hasOwn(BATCH_ITEM_FIELDS, key)) errors.push({ param: `${at}.${key}`, message: 'is not a known field (op, id, external_id, data, if_match)' });
       else renamed[BATCH_ITEM_FIELDS[key]!] = value;
     }
     if (!BATCH_OPS.includes(renamed.op as string)) errors.push({ param: `${at}.op`, message: `must be one of ${BATCH_OPS.join(', ')}` });
-    if (renamed.ifMatch !== undefined && (typeof renamed.ifMatch !== 'number' || !Number.isInteger(renamed.ifMatch))) errors.push({ param: `${at}.if_match`, message: 'must be a version number' });
+    if (renamed.ifMatch !== undefined && (typeof renamed.ifMatch !== 'number' || !Number.isInteger(renamed.ifMatch) || renamed.ifMatch < 1 || renamed.ifMatch > 2_147_483_647)) errors.push({ param: `${at}.if_match`, message: 'must be a version number' });
     for (const key of ['id', 'externalId'] as const) if (renamed[key] !== undefined && renamed[key] !== null && typeof renamed[key] !== 'string') errors.push({ param: `${at}.${snakeCase(key)}`, message: 'must be a string' });
     const input = renamed.op === 'update' ? route.inputs?.update : renamed.op === 'delete' ? undefined : route.inputs?.create;
     if (input && renamed.data !== undefined) {
@@ -95,7 +97,7 @@ function batchVariables(route: Route, body: unknown): BodyVariables {
     }
     return renamed;
   });
-  if (errors.length > 0) return { variables: { items: [] }, inputErrors: errors };
+  if (errors.length > 0) return { variables: { items: [] }, inputErrors: errors, asSent: true };
   return { variables: { items: translated, ...(mode ? { mode } : {}) }, inputErrors };
 }
 
@@ -176,6 +178,7 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       const body = batchVariables(route, await jsonBody(request, route));
       variables = body.variables;
       inputErrors = body.inputErrors;
+      if (body.asSent) for (const error of body.inputErrors) query.sent.set(error.param, error.param);
     }
     // An import's body is the CSV file itself, its own size cap (src/imports/body.ts).
     if (route.kind === 'import') variables = { ...query.variables, csv: await csvBody(request) };

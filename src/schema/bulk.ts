@@ -125,7 +125,13 @@ export async function upsert(ctx: Context, schema: GraphQLSchema, type: Resource
       }
     }
     const id = String(holder.id);
-    if (!update) return { created: false, record: await delegate(ctx, type).findFirst({ ...query, where: { id } }) };
+    // A resource whose records never change (e-mails) cannot take the body onto the holder.
+    if (!update) {
+      throw apiError('CONFLICT', `The ${delegateName(type)} ${id} holds external_id ${JSON.stringify(externalId)}, and ${delegateName(type)} records cannot be changed.`, {
+        errors: [{ param: 'externalId', message: `is already the external id of ${delegateName(type)} ${id}` }],
+        details: { holderId: id },
+      });
+    }
     const updatable = Object.keys((schema.getType(`Update${type}Input`) as GraphQLInputObjectType).getFields());
     const patch = Object.fromEntries(Object.entries(input).filter(([name]) => updatable.includes(name) && name !== 'externalId'));
     try {

@@ -5,6 +5,7 @@
 // moved child, one `customer.deleted` per source.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
+import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { apiError, invalidInput } from '../errors.js';
 import { Prisma, type Customer as CustomerRow } from '../generated/prisma/client.js';
@@ -186,13 +187,21 @@ async function checkSources(ctx: Context, target: string, sourceIds: readonly st
 }
 
 /** A customer's children: the soft-deleted models that refer to it (jobs, emails, ...), read from the Prisma schema. */
-function childrenOfCustomer(): Array<{ table: string; delegate: string }> {
+function childrenOfCustomer(): Array<{ table: string; delegate: string; write: Scope }> {
   const relations = getDatamodel().datamodel.models.Customer!.fields.filter((field) => field.kind === 'object' && field.isList);
   const resources = new Map(registeredResources().map((resource) => [resource.type as string, resource]));
   return relations.flatMap((field) => {
     const resource = resources.get(field.type);
-    return resource ? [{ table: resource.path, delegate: delegateName(resource.type) }] : [];
+    return resource ? [{ table: resource.path, delegate: delegateName(resource.type), write: resource.write }] : [];
   });
+}
+
+/** A merge changes every kind of child it may move: it needs their write scopes too (403 naming the missing). */
+function requireChildScopes(ctx: Context): void {
+  const missing = [...new Set(childrenOfCustomer().map((child) => child.write))].filter((scope) => !ctx.auth.scopes.has(scope));
+  if (missing.length > 0) {
+    throw apiError('FORBIDDEN', `This API key lacks the scope ${missing.join(' and ')}, required to merge customers (their records move).`, { details: { scopes: missing } });
+  }
 }
 
 interface Movable {
@@ -210,6 +219,7 @@ const uuids = (ids: readonly string[]) => Prisma.join(ids.map((id) => Prisma.sql
  * (taken by the first UPDATE) is held.
  */
 async function mergeCustomers(ctx: Context, target: string, sourceIds: readonly string[] | undefined, expectedVersion: number | null | undefined, query: object) {
+  requireChildScopes(ctx);
   const targetId = target.toLowerCase();
   const named = await checkSources(ctx, targetId, sourceIds);
   if (!isUuid(targetId)) throw notFound('Customer');

@@ -76,8 +76,9 @@ export function checkMetadata(check: InputCheck, value: unknown, update = false)
     fine = false;
   }
   for (const [key, item] of entries) {
-    if (key.length < 1 || key.length > MAX_METADATA_KEY || !METADATA_KEY.test(key)) {
-      check.fail(`metadata.${key}`, `keys are 1 to ${MAX_METADATA_KEY} characters of A-Z, a-z, 0-9, _ and -`);
+    // `__proto__` would set an object's prototype rather than a key, wherever metadata is copied.
+    if (key.length < 1 || key.length > MAX_METADATA_KEY || !METADATA_KEY.test(key) || key === '__proto__') {
+      check.fail(`metadata.${key}`, key === '__proto__' ? 'is a reserved name' : `keys are 1 to ${MAX_METADATA_KEY} characters of A-Z, a-z, 0-9, _ and -`);
       fine = false;
     } else if (item === null && update) {
       continue;

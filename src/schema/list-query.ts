@@ -221,6 +221,8 @@ export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, wher
       if (pairs.length === 0 || pairs.some(([, v]) => typeof v !== 'string')) throw invalidInput([{ param: at(name), message: 'must be an object of string values: { "key": "value" }' }]);
       for (const [key, v] of pairs) and.push({ [column]: { path: [key], equals: v } });
     } else if (field.kind === 'text' || field.kind === 'id') {
+      // A blank exact value is a mistake, not "no filter" (an integration looking up `external_id=` of nothing).
+      if (!String(value).trim()) throw invalidInput([{ param: at(name), message: 'must not be blank' }]);
       if (field.kind === 'id' && !isUuid(String(value))) throw invalidInput([{ param: at(name), message: 'must be a UUID' }]);
       and.push({ [column]: field.kind === 'id' ? String(value).toLowerCase() : value });
     } else {
@@ -236,7 +238,7 @@ export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, wher
 
 /** Whether a where names anything (empty sets included: they match nothing). */
 export function isEmptyWhere(where: Where | null | undefined): boolean {
-  return !where || Object.values(where).every((v) => v === null || v === undefined || (typeof v === 'string' && !v.trim()));
+  return !where || Object.entries(where).every(([name, v]) => v === null || v === undefined || (name === 'search' && typeof v === 'string' && !v.trim()));
 }
 
 /** The value of a filter, with its keys in order and nulls left out: how a cursor carries it. */

@@ -164,4 +164,31 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     expect(response.body.results[0]).toMatchObject({ status: 400, error: { code: 'BAD_REQUEST', errors: [{ param: 'op', message: 'email records cannot be updated' }] } });
     expect((await acme.post('/customers', { name: 'No metadata', metadata: null })).status).toBe(201);
   });
+
+  it('review findings stay fixed: odd item keys and versions are 400s; a record that cannot change refuses a second upsert', async () => {
+    for (const key of ['constructor', 'toString', '__proto__']) {
+      const response = await call(`${api.url}/v1/customers/batch`, { method: 'POST', key: api.keys.acme, headers: { 'content-type': 'application/json' }, body: `{"items":[{"op":"create","data":{"name":"B"},"${key}":1}]}` });
+      expect(response.status, key).toBe(400);
+      expect(response.body.errors[0].param).toBe(`items[0].${key}`);
+    }
+    const customer = (await acme.get('/customers?limit=1')).body.data[0].id;
+    const overflow = await acme.post('/customers/batch', { items: [{ op: 'update', id: customer, data: { name: 'B' }, if_match: 1e10 }] });
+    expect(overflow.status).toBe(400);
+    expect(overflow.body.errors).toEqual([{ param: 'items[0].if_match', message: 'must be a version number' }]);
+    const first = await put('/emails/by_external_id/mail-1', { customer_id: customer, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'one' });
+    expect(first.status).toBe(201);
+    const second = await put('/emails/by_external_id/mail-1', { customer_id: customer, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'two' });
+    expect(second.status).toBe(409);
+    expect(second.body.detail).toContain(first.body.id);
+    expect((await acme.get(`/emails/${first.body.id}`)).body.subject).toBe('one');
+    expect((await acme.post('/customers', { name: 'P', metadata: { __proto__: 'x' } as Record<string, string> })).status).toBe(201);
+    const proto = await call(`${api.url}/v1/customers`, { method: 'POST', key: api.keys.acme, headers: { 'content-type': 'application/json' }, body: '{"name":"P","metadata":{"__proto__":"x","z":"1"}}' });
+    expect(proto.status).toBe(400);
+    expect(proto.body.errors).toEqual([{ param: 'metadata.__proto__', message: 'is a reserved name' }]);
+    for (const query of ['external_id=', 'email=%20']) {
+      const blank = await acme.get(`/customers?${query}`);
+      expect(blank.status, query).toBe(400);
+      expect(blank.body.errors[0].message).toBe('must not be blank');
+    }
+  });
 });

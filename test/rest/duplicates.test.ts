@@ -24,6 +24,7 @@ describe.each(DB_KINDS)('customer duplicates and merge on %s', (kind) => {
       acme: { org: 'Acme' },
       other: { org: 'Other Co' },
       readJobsOnly: { org: 'Acme', scopes: 'jobs:read' },
+      customersOnly: { org: 'Acme', scopes: 'customers:read,customers:write' },
     });
     listing = rest(api, api.keys.listing!);
     acme = rest(api, api.keys.acme!);
@@ -224,6 +225,15 @@ describe.each(DB_KINDS)('customer duplicates and merge on %s', (kind) => {
       // Nor can another organization merge into its customer one of ours.
       const across = await other.post(`/customers/${theirs.id}/merge`, { source_ids: [source.id] });
       expect(across.body.errors).toEqual([{ param: 'source_ids[0]', message: 'does not name a record of this organization' }]);
+      expect((await acme.get(`/customers/${source.id}`)).status).toBe(200);
+    });
+
+    it('needs the write scope of every kind of record it moves, besides customers:write (403 naming them)', async () => {
+      const target = await customer(acme, { name: 'Scoped target' });
+      const source = await customer(acme, { name: 'Scoped source' });
+      const refused = await rest(api, api.keys.customersOnly!).post(`/customers/${target.id}/merge`, { source_ids: [source.id] });
+      expect(refused.status).toBe(403);
+      for (const scope of ['jobs:write', 'invoices:write', 'estimates:write', 'proposals:write']) expect(refused.body.detail).toContain(scope);
       expect((await acme.get(`/customers/${source.id}`)).status).toBe(200);
     });
 
