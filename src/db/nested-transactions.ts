@@ -5,14 +5,20 @@
 // until the savepoint is rolled back), e.g. to name the record an external id clashed with.
 import type { TenantClient, Tx } from './tenant.js';
 
-let savepoints = 0;
+let savepointCount = 0;
 
-export function nestedClient(tx: Tx): TenantClient {
+/**
+ * `savepoints: false` runs a nested transaction as part of the outer one, without a savepoint:
+ * for a transaction that is all or nothing anyway (an atomic batch's first try), where
+ * savepoints only cost statements (and, on the organization's row, lock bookkeeping).
+ */
+export function nestedClient(tx: Tx, { savepoints = true }: { savepoints?: boolean } = {}): TenantClient {
   const client: TenantClient = new Proxy(tx, {
     get: (target, property, receiver) => {
       if (property !== '$transaction') return Reflect.get(target, property, receiver);
+      if (!savepoints) return (run: (tx: TenantClient) => Promise<unknown>) => run(client);
       return async (run: (tx: TenantClient) => Promise<unknown>) => {
-        const name = `nested_${++savepoints}`;
+        const name = `nested_${++savepointCount}`;
         await tx.$executeRawUnsafe(`SAVEPOINT ${name}`);
         try {
           const result = await run(client);

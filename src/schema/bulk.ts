@@ -192,19 +192,41 @@ export async function runBatch(ctx: Context, schema: GraphQLSchema, type: Resour
   if (items.length === 0 && ctx.inputErrors?.length) throw invalidInput(ctx.inputErrors);
   if (items.length === 0 || items.length > MAX_BATCH) throw invalidInput([{ param: 'items', message: `must hold 1 to ${MAX_BATCH} items` }]);
   const prior = faultsByItem(ctx.inputErrors);
+  // An atomic batch first runs its items plainly, in one transaction: when all succeed, as
+  // they mostly do, no savepoint was spent. At the first fault it is rolled back and run
+  // again item by item in savepoints, so that every fault is named at once.
+  if (mode === 'atomic' && prior.size === 0) {
+    try {
+      return await ctx.prisma.$transaction(async (tx) => {
+        const inner = { ...ctx, prisma: nestedClient(tx, { savepoints: false }), inputErrors: [] };
+        const results: ItemResult[] = [];
+        for (const [index, item] of items.entries()) results.push({ ...(await runItem(inner, schema, type, item)), index });
+        return { results };
+      }, { timeout: 60_000 });
+    } catch {
+      // Named below, item by item (a fault of the database's, such as an unavailable one, recurs there).
+    }
+  }
+  return runItemByItem(ctx, schema, type, items, mode, prior);
+}
+
+/**
+ * Runs the items in one transaction, each in a savepoint of its own. Atomic: any failure
+ * undoes every item (a 4xx naming `items[i].<field>`); partial: a failed item is undone
+ * alone and answered with its error.
+ */
+async function runItemByItem(ctx: Context, schema: GraphQLSchema, type: ResourceType, items: readonly BatchItem[], mode: 'atomic' | 'partial', prior: Map<number, FieldError[]>): Promise<{ results: ItemResult[] }> {
   const results: ItemResult[] = [];
   const failure = Symbol('atomic batch failed');
   try {
     await ctx.prisma.$transaction(async (tx) => {
       const inner = { ...ctx, prisma: nestedClient(tx) };
       for (const [index, item] of items.entries()) {
-        await tx.$executeRawUnsafe('SAVEPOINT batch_item');
         try {
+          // Each item's write is a savepoint of its own (nestedClient): a fault undoes it alone.
           const result = await runItem({ ...inner, inputErrors: prior.get(index) ?? [] }, schema, type, item);
-          await tx.$executeRawUnsafe('RELEASE SAVEPOINT batch_item');
           results.push({ ...result, index });
         } catch (error) {
-          await tx.$executeRawUnsafe('ROLLBACK TO SAVEPOINT batch_item');
           const { status, ...described } = itemError(error);
           results.push({ index, status, error: described });
         }
