@@ -62,7 +62,9 @@ export function safeError(error: unknown, log: Logger, requestId?: string): Grap
   }
   if (isDatabaseUnreachable(original)) {
     log.warn('database unavailable', { request_id: requestId, error: (original as Error)?.message });
-    return apiError('UNAVAILABLE', 'The database is unreachable; retry shortly.', { headers: { 'Retry-After': '5' } });
+    // A statement past its deadline is most often a wait for a lock under load, not an outage.
+    const slow = /statement timeout|lock timeout|57014|55P03/.test(String((original as Error)?.message ?? '') + String((original as { code?: unknown })?.code ?? ''));
+    return apiError('UNAVAILABLE', slow ? 'The database did not answer in time (it is busy); retry shortly.' : 'The database is unreachable; retry shortly.', { headers: { 'Retry-After': '5' } });
   }
   if (isTransientConflict(original)) {
     log.warn('transaction conflict', { request_id: requestId, error: (original as Error)?.message });

@@ -33,6 +33,10 @@ describe('error masking', () => {
     expect(safe.extensions.code).toBe('UNAVAILABLE');
     expect(safe.extensions.http).toEqual({ headers: { 'Retry-After': '5' } });
     expect(isDatabaseUnreachable(Object.assign(new Error('x'), { code: 'P1017' }))).toBe(true);
+    // A statement past its deadline (a lock wait, under load) says so rather than "unreachable".
+    const slow = safeError(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }), log, 'req-3');
+    expect(slow.extensions.code).toBe('UNAVAILABLE');
+    expect(slow.message).toBe('The database did not answer in time (it is busy); retry shortly.');
     expect(isDatabaseUnreachable(new Error('unique constraint failed'))).toBe(false);
   });
 
