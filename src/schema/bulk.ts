@@ -192,10 +192,11 @@ export async function runBatch(ctx: Context, schema: GraphQLSchema, type: Resour
   if (items.length === 0 && ctx.inputErrors?.length) throw invalidInput(ctx.inputErrors);
   if (items.length === 0 || items.length > MAX_BATCH) throw invalidInput([{ param: 'items', message: `must hold 1 to ${MAX_BATCH} items` }]);
   const prior = faultsByItem(ctx.inputErrors);
-  // An atomic batch first runs its items plainly, in one transaction: when all succeed, as
-  // they mostly do, no savepoint was spent. At the first fault it is rolled back and run
-  // again item by item in savepoints, so that every fault is named at once.
-  if (mode === 'atomic' && prior.size === 0) {
+  // A batch first runs its items plainly, in one transaction: when all succeed, as they mostly
+  // do, no savepoint was spent, and the answer is the same in either mode. At the first fault
+  // it is rolled back and run again item by item in savepoints: an atomic batch then names
+  // every fault at once, a partial one answers each item.
+  if (prior.size === 0) {
     try {
       return await ctx.prisma.$transaction(async (tx) => {
         const inner = { ...ctx, prisma: nestedClient(tx, { savepoints: false }), inputErrors: [] };
