@@ -8,6 +8,7 @@
 // npm run bench -- cpu [--customers 100000 --only REST|GraphQL|Prisma|pg]
 // npm run bench -- fanout
 // npm run bench -- lists [--customers 100000 --duration 5 --warmup 2 --connections 4]
+// npm run bench -- bulk [--rows 20000 --connections 8 --probes 300]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, a minimal node:http + pg server (the practical
@@ -43,6 +44,9 @@ const { values, positionals } = parseArgs({
     'pool-size': { type: 'string' },
     scenario: { type: 'string', default: 'rest-list' },
     only: { type: 'string', default: '' },
+    // bulk: records per row, and the other organization's sequential creates (idle, then during the import).
+    rows: { type: 'string', default: '20000' },
+    probes: { type: 'string', default: '300' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -720,6 +724,64 @@ async function lists() {
   console.log(`\n${md.split('\n## ')[0]}\nFull results (plans, audit): bench/results/lists-${stamp}.md`);
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists };
+/**
+ * Bulk writes (issue #28): one organization's customers one call at a time, by batches of 100
+ * and by a CSV import, beside COPY of the same rows; another organization's creates while the
+ * import runs (bench/bulk.ts). Loaded only here: it records the SQL of this process's pg clients.
+ */
+async function bulk() {
+  const count = Number(values.rows);
+  const connections = Number(values.connections ?? 8);
+  // A small organization to start from: the rows measure writes, not the size of what is there.
+  const seeding = performance.now();
+  const data = await seedBenchDatabase(ADMIN_URL, 'crm_bulk', 1000, 1);
+  const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
+  const b = await import('./bulk.js');
+  const otherKey = await otherOrganizationKey(data.databaseUrl, data.organizationId);
+  const why = await b.evidence(data);
+  const loadBefore = loadavg()[0]!.toFixed(1);
+  const fromSource = ['--max-semi-space-size=32', ...typescript('src/main.ts')];
+  // The bench's keys may write as fast as they can: the rows measure the writes, not the limit.
+  const service = await start('service', fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', RATE_LIMIT_MAX: '1000000000' });
+  let measured: Awaited<ReturnType<typeof b.serviceRows>>;
+  try {
+    measured = await b.serviceRows(service.url, data, otherKey, { rows: count, connections, probes: Number(values.probes) });
+  } finally {
+    await stop(service);
+  }
+  const loadAfterService = loadavg()[0]!.toFixed(1);
+  // Before COPY: the plans on the organization's row as the rows left it, then vacuumed (this
+  // server may run without autovacuum), so COPY's foreign-key checks read a clean row.
+  why.after = await b.insertPlansAfter(data.databaseUrl, data.organizationId);
+  const copy = await b.copyRow(data.databaseUrl, count);
+  console.log(JSON.stringify(copy));
+  const written = await b.writtenOnce(data.databaseUrl, data.organizationId);
+  const md = b.bulkMarkdown(measured.rows, copy, measured.probes, why, written, [
+    `${count} customers per row (the issue names 100,000; \`--rows N\`), each row into the same organization, which held 1,000 customers at the start (seeded in ${seedSeconds} s) and the rows before it at each row's start; ` +
+      `single calls over ${connections} keep-alive connections, batches over as many and then over one (tags batch and batch1 below), every call timed by the bench; each customer has a name, e-mail, phone and external_id (unique in the organization). ` +
+      `The service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process, default pool (10 connections, and 2 background ones the import runs on), RATE_LIMIT_MAX=1000000000; ` +
+      `COPY with the service stopped, after VACUUM organizations, record_counts. "sessions active" / "waiting on a lock" / "idle in transaction": pg_stat_activity of the bench database sampled every 100 ms during the row (client sessions, the sampler left out). ` +
+      `Node ${process.version}; 1-minute load average ${loadBefore} before the service rows, ${loadAfterService} after them, ${loadavg()[0]!.toFixed(1)} after COPY (${cpus().length} CPUs, shared with other work: the service, PostgreSQL and the bench process on the same 2 cores).`,
+  ]);
+  mkdirSync('bench/results', { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  writeFileSync(`bench/results/bulk-${stamp}.md`, md);
+  writeFileSync('bench/results/bulk-latest.md', md);
+  console.log(`\n${md}\nbench/results/bulk-${stamp}.md`);
+}
+
+/** A key of the seed's second organization, whose creates are timed while the first imports. */
+async function otherOrganizationKey(databaseUrl: string, organizationId: string): Promise<string> {
+  const [{ openDatabase }, { createApiKey }, { SCOPES }] = await Promise.all([import('../src/db/connection.js'), import('../src/auth/api-keys.js'), import('../src/auth/scopes.js')]);
+  const db = await openDatabase({ databaseUrl, dataDir: '' });
+  try {
+    const other = await db.prisma.organization.findFirstOrThrow({ where: { id: { not: organizationId } } });
+    return (await createApiKey(db.prisma, { organizationId: other.id, name: 'bench other', scopes: [...SCOPES] })).key;
+  } finally {
+    await db.close();
+  }
+}
+
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists, bulk };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);
