@@ -153,12 +153,14 @@ describe.each(DB_KINDS)('GraphQL operations on %s', (kind) => {
     expect(numbers).toEqual(Array.from({ length: 200 }, (_, i) => before + 1 + i));
   });
 
-  it('introspection answers authenticated callers only', async () => {
+  it('introspection answers with or without a key (the schema is public); data needs a key', async () => {
     const introspection = { query: '{ __schema { queryType { name } mutationType { name } } }' };
     const withKey = await call(`${api.url}/graphql`, { method: 'POST', key, json: introspection });
     expect(withKey.body.data.__schema).toEqual({ queryType: { name: 'Query' }, mutationType: { name: 'Mutation' } });
     const anonymous = await call(`${api.url}/graphql`, { method: 'POST', json: introspection });
-    expect(anonymous.status).toBe(401);
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body).toEqual(withKey.body);
+    expect((await call(`${api.url}/graphql`, { method: 'POST', json: { query: '{ customers { pagination { total } } }' } })).status).toBe(401);
   });
 
   it('serves GraphiQL to a browser, with an Authorization header ready to fill', async () => {
