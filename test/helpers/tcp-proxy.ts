@@ -17,16 +17,18 @@ export interface TcpProxy {
   blackhole(): void;
   /**
    * Once a chunk from the service containing `text` has been forwarded, cuts the link (as
-   * `cut`) before any answer comes back; resolves when that happened.
+   * `cut`) before any answer comes back; resolves when that happened. With `after`, only on
+   * a connection that sent `after` first (a COMMIT of the request's own transaction, not of
+   * a background job's that happens to commit meanwhile).
    */
-  cutAfter(text: string): Promise<void>;
+  cutAfter(text: string, options?: { after?: string }): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let up = true;
   let stalled = false;
-  let trap: { text: string; sprung: () => void } | undefined;
+  let trap: { text: string; after?: string; armed: WeakSet<net.Socket>; sprung: () => void } | undefined;
   const held: Array<[net.Socket, Buffer]> = [];
   const sockets = new Set<net.Socket>();
   const cut = () => {
@@ -36,7 +38,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const forward = (from: net.Socket, to: net.Socket, outbound: boolean) =>
     from.on('data', (chunk: Buffer) => {
       if (stalled) return void held.push([to, chunk]);
-      if (outbound && trap && chunk.includes(trap.text)) {
+      if (outbound && trap?.after && chunk.includes(trap.after)) trap.armed.add(from);
+      if (outbound && trap && chunk.includes(trap.text) && (!trap.after || trap.armed.has(from))) {
         const { sprung } = trap;
         trap = undefined;
         // The peer gets the chunk and then the end of the stream (closing its socket at once
@@ -82,7 +85,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     blackhole: () => {
       stalled = true;
     },
-    cutAfter: (text) => new Promise((sprung) => (trap = { text, sprung })),
+    cutAfter: (text, options = {}) => new Promise((sprung) => (trap = { text, after: options.after, armed: new WeakSet(), sprung })),
     close: () => {
       trap = undefined;
       cut();

@@ -26,7 +26,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
 
   it('a create whose COMMIT committed but whose answer was lost answers 201 with the record, and its retry replays it', async () => {
     app = await startAppBehindProxy();
-    const lost = app.proxy.cutAfter('COMMIT').then(() => app.proxy.restore());
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"' }).then(() => app.proxy.restore());
     const first = await create('Lost answer', 'lost-answer');
     await lost;
     expect(first.status, JSON.stringify(first.body)).toBe(201);
@@ -45,7 +45,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
 
   it('a create whose COMMIT committed while the database stays away answers 503 "unknown"; once it is back, the retry finds the committed record', async () => {
     app = await startAppBehindProxy();
-    const lost = app.proxy.cutAfter('COMMIT');
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"' });
     const first = await create('Committed, unknown', 'commit-unknown');
     await lost;
     expect(first.status).toBe(503);
@@ -95,7 +95,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
     const mutation = { query: 'mutation { createCustomer(input: { name: "GraphQL lost" }) { id name } }' };
     // The client's own request id, which the server adopts and the change's event carries.
     const headers = { 'idempotency-key': 'graphql-lost', 'x-request-id': 'graphql-lost-1' };
-    const lost = app.proxy.cutAfter('COMMIT');
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"' });
     const first = await app.call('POST', '/graphql', { json: mutation, headers });
     await lost;
     expect(first.status).toBe(503);
