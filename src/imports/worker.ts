@@ -9,6 +9,7 @@
 // progress it started from is still the committed one, so even an instance that outlived its
 // lease cannot write a chunk twice. The last chunk ends the import, and with it the
 // `import.completed` event (a trigger, see the imports migration).
+import { startBackgroundLoop } from '../background-loop.js';
 import type { GraphQLSchema } from 'graphql';
 import type { Context } from '../context.js';
 import type { Database } from '../db/connection.js';
@@ -241,16 +242,13 @@ export interface Imports {
 export function startImports({ db, log, schema, leaseSeconds = IMPORT_LEASE_SECONDS }: { db: Pick<Database, 'background'>; log: Logger; schema: GraphQLSchema; leaseSeconds?: number }): Imports {
   // The background connections: requests queueing on the pool must not starve imports.
   const prisma = db.background;
-  let stopped = false;
-  let running: Promise<void> | undefined;
-
   // One import at a time per instance: the others wait for it or for another instance.
-  async function drain(): Promise<void> {
-    while (!stopped) {
+  async function drain(stopped: () => boolean): Promise<void> {
+    while (!stopped()) {
       const job = await claimImport(prisma, leaseSeconds);
       if (!job) return;
       log.info('import claimed', { import_id: job.id, next_row: job.nextRow, total: job.total });
-      const outcome = await runImport(prisma, schema, job, log, { stopped: () => stopped, leaseSeconds, hooks: chunkHooks }).catch((error: Error) => {
+      const outcome = await runImport(prisma, schema, job, log, { stopped, leaseSeconds, hooks: chunkHooks }).catch((error: Error) => {
         // Its lease runs out and it is taken again (up to MAX_ATTEMPTS claims without progress).
         log.error('import chunk failed', { import_id: job.id, next_row: job.nextRow, error: error.message });
         return 'failed';
@@ -259,25 +257,5 @@ export function startImports({ db, log, schema, leaseSeconds = IMPORT_LEASE_SECO
     }
   }
 
-  function wake(): void {
-    if (stopped || running) return;
-    running = drain()
-      .catch((error: Error) => log.warn('imports could not be claimed', { error: error.message }))
-      .finally(() => {
-        running = undefined;
-      });
-  }
-
-  const timer = setInterval(wake, POLL_MS);
-  timer.unref();
-  wake();
-
-  return {
-    wake,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startBackgroundLoop({ everyMs: POLL_MS, drain, onError: (error) => log.warn('imports could not be claimed', { error: error.message }) });
 }

@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import { apiError, type FieldError } from '../errors.js';
 import { queryValue } from './body.js';
-import { snakeCase } from './names.js';
+import { camelCase, snakeCase } from './names.js';
 import type { Route } from './routes.js';
 
 export interface Shape {
@@ -33,8 +33,6 @@ export interface RestQuery {
   sent: Map<string, string>;
 }
 
-const camelCase = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const CONSTANT = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
 const RANGE = ['gt', 'gte', 'lt', 'lte'];
 
 /** `due_date[lt]` -> `due_date`, `['lt']`; `expand[]` -> `expand`, `['']`. */
@@ -187,7 +185,8 @@ function orderOf(type: GraphQLEnumType, raw: string): { values: string[] } | { f
   const chosen: string[] = [];
   for (const key of keys) {
     const field = key.replace(/^-/, '');
-    const value = `${CONSTANT(camelCase(field))}_${key.startsWith('-') ? 'DESC' : 'ASC'}`;
+    // The enum value of a snake_case field: `due_date` -> DUE_DATE_ASC.
+    const value = `${field.toUpperCase()}_${key.startsWith('-') ? 'DESC' : 'ASC'}`;
     if (!/^[a-z_]+$/.test(field) || !values.includes(value)) return { fault: `cannot sort by ${field} (sortable: ${sortable.join(', ')}; - before a field sorts descending)` };
     if (chosen.some((c) => c.replace(/_(ASC|DESC)$/, '') === value.replace(/_(ASC|DESC)$/, ''))) return { fault: `names ${field} twice` };
     chosen.push(value);

@@ -1,5 +1,10 @@
 // REST speaks snake_case, GraphQL camelCase: the one conversion between them.
 
+/** `due_date` -> `dueDate`. */
+export function camelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
 export function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

@@ -9,7 +9,7 @@ import type { Context } from '../context.js';
 import { nestedClient } from '../db/nested-transactions.js';
 import { apiError, codeOf, invalidInput, statusOf, type FieldError } from '../errors.js';
 import { builder } from './builder.js';
-import { delegateName, type ResourceType } from './changes.js';
+import { delegateName, model, type ResourceType } from './changes.js';
 import { checkExternalId, MAX_EXTERNAL_ID } from './integration-keys.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
@@ -91,11 +91,10 @@ function coerced(schema: GraphQLSchema, typeName: string, data: unknown, check: 
   return ok ? (value as Record<string, unknown>) : undefined;
 }
 
-const delegate = (ctx: Context, type: ResourceType) => ctx.prisma[delegateName(type)] as unknown as { findFirst(args: object): Promise<Record<string, unknown> | null> };
 
 /** The live record holding an external id, or a 404 naming it. */
 async function holderOf(ctx: Context, type: ResourceType, externalId: string): Promise<string> {
-  const record = await delegate(ctx, type).findFirst({ where: { externalId }, select: { id: true } });
+  const record = await model(ctx.prisma, type).findFirst({ where: { externalId }, select: { id: true } });
   if (!record) throw apiError('NOT_FOUND', `No ${delegateName(type)} with external_id ${JSON.stringify(externalId)} in this organization.`, { errors: [{ param: 'externalId', message: 'names no live record' }] });
   return String(record.id);
 }
@@ -114,7 +113,7 @@ export async function upsert(ctx: Context, schema: GraphQLSchema, type: Resource
   const create = writeOf(`create${type}`)!;
   const update = writeOf(`update${type}`);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const holder = await delegate(ctx, type).findFirst({ where: { externalId }, select: { id: true } });
+    const holder = await model(ctx.prisma, type).findFirst({ where: { externalId }, select: { id: true } });
     if (!holder) {
       try {
         return { created: true, record: await create({ input: { ...input, externalId } }, ctx, query) };

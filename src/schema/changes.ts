@@ -31,6 +31,7 @@ export const delegateName = <Type extends ResourceType>(type: Type) => `${type.c
 interface Changeable {
   update(args: object): Promise<unknown>;
   findFirst(args: object): Promise<Record<string, unknown> | null>;
+  count(args: object): Promise<number>;
 }
 
 /** The tenant client, or a transaction of it. */
@@ -49,7 +50,8 @@ export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId' | 'auth'>, 
   });
 }
 
-const model = (db: Db, type: ResourceType) => db[delegateName(type)] as unknown as Changeable;
+/** A resource's delegate, as code working on any resource uses it (the tenant client, or a transaction of it). */
+export const model = (db: Db, type: ResourceType) => db[delegateName(type)] as unknown as Changeable;
 
 export interface Change {
   /** What the change is, for messages: `update`, `delete`, `send`, ... */

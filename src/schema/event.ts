@@ -11,6 +11,7 @@ import { readCursor, writeCursor } from './cursor.js';
 import { named, pageType, pageWindow } from './pagination.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
+import { model } from './changes.js';
 import { isUuid } from './validation.js';
 
 // Read from the registry at call time: it is filled as the schema's modules load.
@@ -167,9 +168,8 @@ builder.queryFields((t) =>
         args: { id: t.arg.id({ required: true }), ...eventPageArgs },
         resolve: async (_root, args, ctx) => {
           const id = String(args.id).toLowerCase();
-          const records = ctx.prisma[resource.item as 'customer'] as unknown as { count(args: object): Promise<number> };
           // `deletedAt` named: the tenant client then keeps deleted records in.
-          if (!isUuid(id) || (await records.count({ where: { id, deletedAt: undefined } })) === 0) return null;
+          if (!isUuid(id) || (await model(ctx.prisma, resource.type).count({ where: { id, deletedAt: undefined } })) === 0) return null;
           return eventPage(ctx, args, { resource: resource.item, recordId: id });
         },
       }),

@@ -10,7 +10,7 @@ import { apiError, invalidInput } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { builder, type Types } from './builder.js';
 import { ruled, rules } from './field-rules.js';
-import { delegateName, type ResourceType } from './changes.js';
+import { delegateName, model, type ResourceType } from './changes.js';
 import { registeredResources } from './registry.js';
 import type { InputCheck } from './validation.js';
 
@@ -132,8 +132,7 @@ export async function holdingExternalId<T>(ctx: Pick<Context, 'prisma'>, type: R
     return await write();
   } catch (error) {
     if (!isExternalIdClash(error)) throw error;
-    const records = ctx.prisma[delegateName(type)] as unknown as { findFirst(args: object): Promise<{ id: string } | null> };
-    const holder = typeof externalId === 'string' ? await records.findFirst({ where: { externalId }, select: { id: true } }) : null;
+    const holder = typeof externalId === 'string' ? ((await model(ctx.prisma, type).findFirst({ where: { externalId }, select: { id: true } })) as { id: string } | null) : null;
     throw apiError('CONFLICT', `The external_id ${JSON.stringify(externalId)} belongs to ${delegateName(type)} ${holder?.id ?? '(just deleted)'}.`, {
       errors: [{ param: 'externalId', message: `is already the external id of ${delegateName(type)} ${holder?.id ?? ''}`.trim() }],
       details: holder ? { holderId: holder.id } : {},

@@ -6,6 +6,7 @@
 // next. Deliveries of one record reach an endpoint in commit order: one waits while an
 // earlier one of the same record and endpoint is still pending. The loop wakes on every
 // committed event (NOTIFY) and once a second for retries that come due.
+import { startBackgroundLoop } from '../background-loop.js';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -92,10 +93,6 @@ export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pic
   // Connections of their own: requests queueing on the pool must not starve deliveries.
   const prisma = db.background;
   const policy: AddressPolicy = { allowHttp: config.allowHttp, allowPrivate: config.allowPrivateNetworks };
-  let stopped = false;
-  let running: Promise<void> | undefined;
-  let again = false;
-
   async function claim(): Promise<Claimed[]> {
     return prisma.$queryRaw<Claimed[]>`
       UPDATE webhook_deliveries d
@@ -156,40 +153,23 @@ export function startDeliveries({ db, hub, log, schema, box, config }: { db: Pic
     if (gone) log.warn('webhook endpoint disabled: it answered 410', { endpoint_id: endpoint.id });
   }
 
-  async function drain(): Promise<void> {
+  // A full batch claimed: there may be more due now.
+  async function drain(stopped: () => boolean): Promise<void> {
+    let full: boolean;
     do {
-      again = false;
       const claimed = await claim();
       await Promise.all(claimed.map((one) => deliver(one).catch((error: Error) => log.error('webhook delivery failed', { delivery_id: one.id, error: error.message }))));
-      if (claimed.length === BATCH) again = true;
-    } while (again && !stopped);
+      full = claimed.length === BATCH;
+    } while (full && !stopped());
   }
 
-  function wake(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = drain()
-      .catch((error: Error) => log.warn('webhook deliveries could not be claimed', { error: error.message }))
-      .finally(() => {
-        running = undefined;
-      });
-  }
-
-  const timer = setInterval(wake, POLL_MS);
-  timer.unref();
-  const unsubscribe = hub.subscribe(wake);
-  wake();
-
+  const loop = startBackgroundLoop({ everyMs: POLL_MS, drain, onError: (error) => log.warn('webhook deliveries could not be claimed', { error: error.message }) });
+  const unsubscribe = hub.subscribe(loop.wake);
   return {
-    wake,
+    wake: loop.wake,
     async stop() {
-      stopped = true;
-      clearInterval(timer);
       unsubscribe();
-      await running;
+      await loop.stop();
     },
   };
 }
