@@ -69,9 +69,16 @@ export function keyOutcomes(prisma: PrismaClient, log: Logger, box: () => Promis
   /** The answer to what the request committed, or undefined when it committed nothing. */
   async function committed(claim: Claim, asked: Asked): Promise<Answer | undefined> {
     if (asked.requestId === undefined) return undefined;
-    const events = await prisma.event.findMany({
-      where: { organizationId: claim.organizationId, requestId: asked.requestId, createdAt: { gte: new Date(claim.claimedAt.getTime() - CLOCK_SLACK_MS) } },
-      orderBy: { seq: 'asc' },
+    const events = await prisma.$transaction(async (tx) => {
+      // A COMMIT whose answer was lost may still be on its way through PostgreSQL (sent, not
+      // yet run): looking now could miss it and free a key whose request is about to commit.
+      // Every change holds its organization's row until it ends, so wait for the row first.
+      await tx.$executeRaw`SET LOCAL lock_timeout = '2s'`;
+      await tx.$queryRaw`SELECT 1 FROM organizations WHERE id = ${claim.organizationId}::uuid FOR SHARE`;
+      return tx.event.findMany({
+        where: { organizationId: claim.organizationId, requestId: asked.requestId, createdAt: { gte: new Date(claim.claimedAt.getTime() - CLOCK_SLACK_MS) } },
+        orderBy: { seq: 'asc' },
+      });
     });
     if (events.length === 0) return undefined;
     return (asked.rest && restAnswer(asked.rest, events)) || tookEffect(events, asked);

@@ -19,16 +19,17 @@ export interface TcpProxy {
    * Once a chunk from the service containing `text` has been forwarded, cuts the link (as
    * `cut`) before any answer comes back; resolves when that happened. With `after`, only on
    * a connection that sent `after` first (a COMMIT of the request's own transaction, not of
-   * a background job's that happens to commit meanwhile).
+   * a background job's that happens to commit meanwhile). With `lateMs`, the peer gets the
+   * chunk only that much later (a statement still on its way when the service saw the cut).
    */
-  cutAfter(text: string, options?: { after?: string }): Promise<void>;
+  cutAfter(text: string, options?: { after?: string; lateMs?: number }): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let up = true;
   let stalled = false;
-  let trap: { text: string; after?: string; armed: WeakSet<net.Socket>; sprung: () => void } | undefined;
+  let trap: { text: string; after?: string; lateMs: number; armed: WeakSet<net.Socket>; sprung: () => void } | undefined;
   const held: Array<[net.Socket, Buffer]> = [];
   const sockets = new Set<net.Socket>();
   const cut = () => {
@@ -40,13 +41,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       if (stalled) return void held.push([to, chunk]);
       if (outbound && trap?.after && chunk.includes(trap.after)) trap.armed.add(from);
       if (outbound && trap && chunk.includes(trap.text) && (!trap.after || trap.armed.has(from))) {
-        const { sprung } = trap;
+        const { sprung, lateMs } = trap;
         trap = undefined;
         // The peer gets the chunk and then the end of the stream (closing its socket at once
         // could reset it before the peer read the chunk); the service gets no answer.
         sockets.delete(to);
         from.removeAllListeners('close');
-        to.end(chunk);
+        setTimeout(() => to.end(chunk), lateMs);
         cut();
         sprung();
         return;
@@ -85,7 +86,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     blackhole: () => {
       stalled = true;
     },
-    cutAfter: (text, options = {}) => new Promise((sprung) => (trap = { text, after: options.after, armed: new WeakSet(), sprung })),
+    cutAfter: (text, options = {}) => new Promise((sprung) => (trap = { text, after: options.after, lateMs: options.lateMs ?? 0, armed: new WeakSet(), sprung })),
     close: () => {
       trap = undefined;
       cut();

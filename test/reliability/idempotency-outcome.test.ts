@@ -43,6 +43,19 @@ describe('Idempotency-Key outcomes across database failures', () => {
     expect(read.headers.get('etag')).toBe(first.headers.get('etag'));
   });
 
+  it('a create whose COMMIT reaches PostgreSQL only after the link broke is found committed, never run twice', async () => {
+    app = await startAppBehindProxy();
+    // The service sees the cut at once; its COMMIT runs 300 ms later, after the check began.
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"', lateMs: 300 }).then(() => app.proxy.restore());
+    const first = await create('Late commit', 'late-commit');
+    await lost;
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const retry = await create('Late commit', 'late-commit');
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    expect(await customers('Late commit')).toBe(1);
+  });
+
   it('a create whose COMMIT committed while the database stays away answers 503 "unknown"; once it is back, the retry finds the committed record', async () => {
     app = await startAppBehindProxy();
     const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"' });
