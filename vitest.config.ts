@@ -6,6 +6,8 @@ const require = createRequire(import.meta.url);
 const TESTS = ['test/**/*.test.ts', 'clients/js/test/**/*.test.ts'];
 /** Files that change what modules hold (register a resource, mock a module) get a fresh process. */
 const ISOLATED = ['test/**/*.isolated.test.ts'];
+/** Run on Citus only, by `npm run test:citus` (vitest.citus.config.ts). */
+const CITUS_ONLY = ['test/citus/**'];
 
 export default defineConfig({
   resolve: {
@@ -24,7 +26,7 @@ export default defineConfig({
     projects: [
       // A worker runs file after file with the modules already loaded: loading the app (its
       // schema, Prisma's client, PGlite) again for every file took seconds of CPU per file.
-      { extends: true, test: { name: 'shared', include: TESTS, exclude: ISOLATED, isolate: false } },
+      { extends: true, test: { name: 'shared', include: TESTS, exclude: [...ISOLATED, ...CITUS_ONLY], isolate: false } },
       { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
     ],
   },

@@ -12,6 +12,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Connections each instance keeps to PostgreSQL. */
   poolSize: number;
+  /** PostgreSQL streaming replicas that serve reads (db/replicas.ts); unset: none. */
+  replicaUrls: string[] | undefined;
   dataDir: string;
   /** Unset: rate limits are counted in memory, per instance. */
   redisUrl: string | undefined;
@@ -130,6 +132,36 @@ function origins(env: Env): string[] | '*' {
   });
 }
 
+/**
+ * DATABASE_REPLICA_URLS: comma-separated PostgreSQL URLs of streaming replicas of
+ * DATABASE_URL. The positions of each key's last write are shared between processes through
+ * Redis, so several server processes need REDIS_URL (several instances do too, which this
+ * cannot see: the README says so).
+ */
+function replicas(env: Env, databaseUrl: string | undefined, redisUrl: string | undefined, processes: number): string[] | undefined {
+  const raw = (env.DATABASE_REPLICA_URLS ?? '').trim();
+  if (raw === '') return undefined;
+  const name = 'DATABASE_REPLICA_URLS';
+  if (!databaseUrl) throw new ConfigError(name, 'needs DATABASE_URL: replicas are of a PostgreSQL primary, and the embedded database has none');
+  if (processes > 1 && !redisUrl) {
+    throw new ConfigError(name, `needs REDIS_URL when more than one server process runs (WEB_CONCURRENCY is ${processes}): the processes share where each key's last write is through Redis; set REDIS_URL, or WEB_CONCURRENCY=1`);
+  }
+  return raw.split(',').map((entry, index) => {
+    const url = entry.trim();
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(url).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    // The entry is not quoted back: it may hold a password.
+    if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+      throw new ConfigError(name, `must be postgres:// URLs separated by commas (entry ${index + 1} is not one)`);
+    }
+    return url;
+  });
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = (env[name] ?? '').trim().toLowerCase();
   if (raw === '') return fallback;
@@ -145,14 +177,19 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const host = env.HOST || '0.0.0.0';
   if (/\s/.test(host)) throw new ConfigError('HOST', `must be a host name or address (got "${host}")`);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql']);
+  // redis+cluster:// (rediss+cluster://): a Redis Cluster; a redis:// node that is one is found at start.
+  const redisUrl = url(env, 'REDIS_URL', ['redis', 'rediss', 'redis+cluster', 'rediss+cluster']);
+  // Default: one process per core the machine (or its CPU quota) allows.
+  const webConcurrency = integer(env, 'WEB_CONCURRENCY', Math.min(64, availableParallelism()), 1, 64);
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres', 'postgresql']),
+    databaseUrl,
     poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    replicaUrls: replicas(env, databaseUrl, redisUrl, webConcurrency),
     dataDir: env.DATA_DIR || './data',
-    // redis+cluster:// (rediss+cluster://): a Redis Cluster; a redis:// node that is one is found at start.
-    redisUrl: url(env, 'REDIS_URL', ['redis', 'rediss', 'redis+cluster', 'rediss+cluster']),
+    redisUrl,
     // No cap: the limiter's cost per request does not depend on the limit.
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, Number.MAX_SAFE_INTEGER),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
@@ -161,8 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: origins(env),
     seedOnFirstStart: flag(env, 'SEED_ON_FIRST_START', true),
     tombstoneRetentionDays: integer(env, 'TOMBSTONE_RETENTION_DAYS', 90, 1, 36_500),
-    // Default: one process per core the machine (or its CPU quota) allows.
-    webConcurrency: integer(env, 'WEB_CONCURRENCY', Math.min(64, availableParallelism()), 1, 64),
+    webConcurrency,
     webConcurrencySet: (env.WEB_CONCURRENCY ?? '') !== '',
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
     keepAliveSeconds: integer(env, 'HTTP_KEEP_ALIVE_SECONDS', 75, 1, 3600),

@@ -19,7 +19,8 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
   let db: Database | undefined;
   let firstRun: { organization: string; key: string } | undefined;
   try {
-    db = await openDatabase(config);
+    // The log hears of read replicas lost and back (db/replicas.ts).
+    db = await openDatabase({ ...config, log });
     if (!worker) {
       const applied = await migrate(db.sql, undefined, log);
       log.info('database ready', { database: db.kind, migrations_applied: applied });

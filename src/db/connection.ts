@@ -4,9 +4,11 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { createLogger, type Logger } from '../logger.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { pgliteListen, postgresListen, type Handlers, type Subscription } from './notifications.js';
 import { boundQueries } from './query-deadline.js';
+import { openReplicas, type ReadReplicas } from './replicas.js';
 import { pgliteSql, poolSql, type Sql } from './sql.js';
 
 export interface Database {
@@ -18,6 +20,8 @@ export interface Database {
    */
   background: PrismaClient;
   sql: Sql;
+  /** Where reads may go instead of the primary (DATABASE_REPLICA_URLS; see db/replicas.ts). */
+  replicas?: ReadReplicas;
   /** Subscribes to NOTIFY on `channel`; closed with the database. */
   listen(channel: string, handlers: Handlers): Promise<Subscription>;
   close(): Promise<void>;
@@ -43,6 +47,12 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Called with each SQL statement Prisma runs (tests count them). */
   onQuery?: (sql: string) => void;
+  /** Streaming replicas of `databaseUrl` that serve reads, PostgreSQL only. */
+  replicaUrls?: string[];
+  /** Where the replicas' routing shares each key's last write with other instances; unset: memory. */
+  redisUrl?: string;
+  /** Where the replicas' routing says that one was lost or is back. */
+  log?: Logger;
 }
 
 // Creates wait for the organization's numbering row lock; under a burst of concurrent
@@ -59,6 +69,8 @@ export const QUERY_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 500;
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Connections of the background client (webhook deliveries), beside DATABASE_POOL_SIZE. */
 const BACKGROUND_POOL_SIZE = 2;
+/** A replica's reads fall back to the primary: waiting long for one of its connections only adds latency. */
+const REPLICA_CONNECT_TIMEOUT_MS = 1_000;
 
 function createClient(adapter: SqlDriverAdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
   if (!onQuery) return new PrismaClient({ adapter, transactionOptions: TRANSACTION_OPTIONS });
@@ -68,16 +80,15 @@ function createClient(adapter: SqlDriverAdapterFactory, onQuery?: (sql: string) 
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onQuery)
-    : openEmbedded(options.dataDir, options.onQuery);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openEmbedded(options.dataDir, options.onQuery);
 }
 
-async function openPostgres(connectionString: string, max: number, onQuery?: (sql: string) => void): Promise<Database> {
+async function openPostgres(connectionString: string, options: DatabaseOptions): Promise<Database> {
+  const { poolSize: max = 10, onQuery, replicaUrls = [] } = options;
   // No statement may hold a connection for long: one tenant's slow queries would otherwise
   // take the whole pool from the others, and a hung database would hold every request.
-  const openPool = (size: number) => {
-    const pool = new pg.Pool({ connectionString, max: size, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statement_timeout: STATEMENT_TIMEOUT_MS });
+  const openPool = (size: number, url = connectionString, connectTimeoutMs = CONNECT_TIMEOUT_MS) => {
+    const pool = new pg.Pool({ connectionString: url, max: size, connectionTimeoutMillis: connectTimeoutMs, statement_timeout: STATEMENT_TIMEOUT_MS });
     boundQueries(pool, QUERY_DEADLINE_MS);
     // An idle client losing its connection (database restart) must not crash the process.
     pool.on('error', () => undefined);
@@ -87,17 +98,30 @@ async function openPostgres(connectionString: string, max: number, onQuery?: (sq
   const prisma = createClient(new PrismaPg(pool), onQuery);
   const backgroundPool = openPool(BACKGROUND_POOL_SIZE);
   const background = createClient(new PrismaPg(backgroundPool), onQuery);
+  // Each replica gets a pool the size of the primary's: the reads it takes leave the primary's.
+  const replicaPools = replicaUrls.map((url) => openPool(max, url, REPLICA_CONNECT_TIMEOUT_MS));
+  const replicaClients = replicaPools.map((replicaPool) => createClient(new PrismaPg(replicaPool), onQuery));
+  const replicas = replicaUrls.length
+    ? openReplicas({
+        primary: poolSql(pool),
+        replicas: replicaUrls.map((url, i) => ({ url, prisma: replicaClients[i]!, sql: poolSql(replicaPools[i]!) })),
+        redisUrl: options.redisUrl,
+        log: options.log ?? createLogger('silent'),
+      })
+    : undefined;
   const listeners = subscriptions(async (channel, handlers) => postgresListen(connectionString, channel, handlers));
   return {
     kind: 'postgres',
     prisma,
     background,
     sql: poolSql(pool),
+    replicas,
     listen: listeners.listen,
     async close() {
       await listeners.closeAll();
-      await Promise.all([prisma.$disconnect(), background.$disconnect()]);
-      await Promise.all([pool.end(), backgroundPool.end()]);
+      await replicas?.close();
+      await Promise.all([prisma.$disconnect(), background.$disconnect(), ...replicaClients.map((client) => client.$disconnect())]);
+      await Promise.all([pool.end(), backgroundPool.end(), ...replicaPools.map((replicaPool) => replicaPool.end())]);
     },
   };
 }

@@ -35,10 +35,81 @@ export async function pgliteListen(db: PGlite, channel: string, handlers: Handle
 }
 
 /**
- * PostgreSQL: a connection of its own (a pooled one would be handed to queries), opened
- * again a second after it drops, for as long as the subscription is open.
+ * PostgreSQL, or a Citus coordinator. On Citus a tenant's triggers run on the worker that
+ * holds its shards, and a NOTIFY is heard only on the node that sent it, so every worker the
+ * coordinator names is listened to as well; the subscription is live while every node's
+ * connection is (a loss on any is a loss: listeners then catch up, as after any loss).
  */
 export function postgresListen(connectionString: string, channel: string, handlers: Handlers): Subscription {
+  const nodes: Subscription[] = [];
+  let workersKnown = false;
+  let reportedLive = false;
+  let everLost = false;
+  let closed = false;
+  let discovering: Promise<void> | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const settle = () => {
+    const live = workersKnown && nodes.every((node) => node.live());
+    if (live && !reportedLive) {
+      reportedLive = true;
+      handlers.listening?.();
+      if (everLost) handlers.restored?.();
+    } else if (!live && reportedLive) {
+      reportedLive = false;
+      everLost = true;
+      handlers.lost();
+    }
+  };
+  const each: Handlers = { notify: handlers.notify, lost: settle, listening: settle };
+  async function discover(): Promise<void> {
+    // On a connection of its own: the listening one shows its LISTEN to an operator.
+    const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
+    try {
+      await client.connect();
+      const citus = await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'");
+      const { rows: workers } = citus.rowCount ? await client.query("SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 AND noderole = 'primary' AND isactive") : { rows: [] };
+      if (closed) return;
+      for (const worker of workers) {
+        const url = new URL(connectionString);
+        url.hostname = String(worker.nodename);
+        url.port = String(worker.nodeport);
+        nodes.push(listenOn(url.toString(), channel, each));
+      }
+      workersKnown = true;
+      settle();
+    } catch {
+      if (!closed) retry = setTimeout(findWorkers, RECONNECT_MS).unref();
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+  function findWorkers() {
+    if (!workersKnown) discovering ??= discover().finally(() => (discovering = undefined));
+  }
+  const coordinator = listenOn(connectionString, channel, {
+    ...each,
+    listening() {
+      findWorkers();
+      settle();
+    },
+  });
+  nodes.push(coordinator);
+  return {
+    live: () => workersKnown && nodes.every((node) => node.live()),
+    query: coordinator.query,
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      await Promise.all(nodes.map((node) => node.close()));
+    },
+  };
+}
+
+/**
+ * One node: a connection of its own (a pooled one would be handed to queries), opened
+ * again a second after it drops, for as long as the subscription is open.
+ */
+function listenOn(connectionString: string, channel: string, handlers: Handlers): Subscription {
   let client: pg.Client | null = null;
   let live = false;
   let closed = false;

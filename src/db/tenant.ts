@@ -7,12 +7,13 @@ import { getDatamodel } from '../generated/pothos-prisma-types.js';
 
 /**
  * The tenant-shaped models, read from the Prisma schema: those whose primary key begins
- * with the organization (`@@id([organizationId, ...])`). Keys, users and sessions carry an
- * organization too but are keyed on their own, and stay out of reach.
+ * with the organization (`@@id([organizationId, ...])`, or the organization alone: its
+ * counters). Keys, users and sessions carry an organization too but are keyed on their
+ * own, and stay out of reach.
  */
 export const BUSINESS_MODELS = new Set(
   Object.entries(getDatamodel().datamodel.models)
-    .filter(([, model]) => model.primaryKey?.fields[0] === 'organizationId')
+    .filter(([, model]) => model.primaryKey?.fields[0] === 'organizationId' || model.fields.some((field) => field.isId && field.name === 'organizationId'))
     .map(([name]) => name),
 );
 
@@ -27,7 +28,7 @@ export const SOFT_DELETED_MODELS = new Set(
     .map(([name]) => name),
 );
 
-/** The client resolvers get: only business models (and the organization row, for numbering). */
+/** The client resolvers get: only business models (and the organization row, to read). */
 export type TenantClient = Omit<PrismaClient, 'apiKey' | 'user' | 'session'>;
 
 /** A transaction of the tenant client. */
@@ -40,9 +41,9 @@ function stamp(data: unknown, organizationId: string): unknown {
 }
 
 export function scopeArgs(model: string, operation: string, args: Args, organizationId: string): Args {
-  // The organization row itself: only the caller's own (used for document numbering).
+  // The organization row itself: only the caller's own, to read.
   if (model === 'Organization') {
-    if (operation !== 'update' && operation !== 'findUnique') throw new Error(`Organization.${operation} is not allowed for a tenant`);
+    if (operation !== 'findUnique') throw new Error(`Organization.${operation} is not allowed for a tenant`);
     return { ...args, where: { ...args.where, id: organizationId } };
   }
   if (!BUSINESS_MODELS.has(model)) throw new Error(`${model} is not reachable from a tenant-scoped client`);

@@ -5,6 +5,7 @@ import { createYoga } from 'graphql-yoga';
 import type { Context, WebhookServices } from '../context.js';
 import type { EventHub } from '../events/hub.js';
 import type { TenantClient } from '../db/tenant.js';
+import { useReplicaReads, type ReadReplicas } from '../db/replicas.js';
 import type { FieldError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RateLimiter } from '../rate-limit.js';
@@ -82,9 +83,11 @@ export interface GraphQLDeps {
   events: EventHub;
   /** The deployment's cursor key, read once (see schema/cursor.ts). */
   cursorKey: () => Promise<Buffer>;
+  /** Read replicas: queries may run on one instead of `tenants`' primary (db/replicas.ts). */
+  replicas?: ReadReplicas;
 }
 
-export function createGraphQL({ log, rateLimiter, tenants, webhooks, events, cursorKey }: GraphQLDeps) {
+export function createGraphQL({ log, rateLimiter, tenants, webhooks, events, cursorKey, replicas }: GraphQLDeps) {
   return createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -104,7 +107,7 @@ export function createGraphQL({ log, rateLimiter, tenants, webhooks, events, cur
       headers: JSON.stringify({ Authorization: 'Bearer svc_live_...' }, null, 2),
       defaultQuery: GRAPHIQL_EXAMPLE,
     },
-    plugins: [useQueryBounds(), useTextInputRules(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log), useDryRun()],
+    plugins: [useQueryBounds(), useTextInputRules(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log), ...(replicas ? [useReplicaReads(replicas)] : []), useDryRun()],
     // Masking is the error policy's (error-policy.ts), which has the request id at hand.
     maskedErrors: false,
     context: async ({ requestId, admission, inputErrors, dryRun }) => {

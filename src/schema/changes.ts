@@ -44,7 +44,9 @@ export type Db = Pick<TenantClient, Delegate>;
  */
 export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId' | 'auth'>, write: (tx: Tx) => Promise<T>, references: References = {}): Promise<T> {
   return ctx.prisma.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT set_config('crm.request_id', ${ctx.requestId}, true)`;
+    // SET LOCAL, not set_config(): Citus passes SET LOCAL on to the node that runs the
+    // tenant's triggers. SET takes no parameters; request ids are [A-Za-z0-9._:-] (http/request-id.ts).
+    await tx.$executeRawUnsafe(`SET LOCAL crm.request_id = '${ctx.requestId.replaceAll("'", "''")}'`);
     await holdReferences(tx, ctx.auth.organizationId, references);
     return write(tx);
   });

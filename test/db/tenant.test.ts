@@ -7,8 +7,8 @@ describe('the tenant-scoped client', () => {
   it('reaches the tenant-shaped models of the Prisma schema, not keys, users or sessions', () => {
     expect([...BUSINESS_MODELS].sort()).toEqual(
       [
-        'Customer', 'Email', 'Estimate', 'EstimateLineItem', 'Event', 'IdempotencyKey', 'Import', 'Invoice', 'InvoiceLineItem', 'Job', 'Proposal', 'RecordCount',
-        'WebhookAttempt', 'WebhookDelivery', 'WebhookEndpoint',
+        'Customer', 'Email', 'Estimate', 'EstimateLineItem', 'Event', 'IdempotencyKey', 'Import', 'Invoice', 'InvoiceLineItem', 'Job', 'OrganizationCounter', 'Proposal',
+        'RecordCount', 'RequestLog', 'WebhookAttempt', 'WebhookDelivery', 'WebhookEndpoint',
       ].sort(),
     );
     for (const model of ['ApiKey', 'User', 'Session', 'ServiceKey']) {

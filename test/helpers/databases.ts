@@ -11,10 +11,64 @@ import { openDatabase } from '../../src/db/connection.js';
 import { migrate, readMigrations } from '../../src/db/migrator.js';
 
 export type DbKind = 'pglite' | 'postgres';
-export const DB_KINDS: DbKind[] = ['pglite', 'postgres'];
+
+/**
+ * A Citus coordinator's ready database (`npm run test:citus`): the suites' PostgreSQL
+ * databases are then made on the coordinator and every worker it knows, with the citus
+ * extension, and each is migrated (so distributed) itself.
+ */
+const CITUS_URL = process.env.TEST_CITUS_URL;
+export const DB_KINDS: DbKind[] = CITUS_URL ? ['postgres'] : ['pglite', 'postgres'];
 
 /** Where tests may create and drop databases. */
-export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_ADMIN_URL = CITUS_URL ? databaseUrl(CITUS_URL, 'postgres') : (process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+
+function databaseUrl(url: string, database: string, host?: string, port?: number): string {
+  const next = new URL(url);
+  next.pathname = `/${database}`;
+  if (host) next.hostname = host;
+  if (port) next.port = String(port);
+  return next.toString();
+}
+
+async function run(url: string, ...statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Makes a database on the coordinator and each worker, with the extension and the workers registered. */
+async function citusDatabase(name: string): Promise<TestDatabase> {
+  const coordinator = new pg.Client({ connectionString: CITUS_URL });
+  await coordinator.connect();
+  const workers = await coordinator
+    .query<{ nodename: string; nodeport: number }>("SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 AND noderole = 'primary' ORDER BY nodeport")
+    .finally(() => coordinator.end());
+  const { hostname, port } = new URL(CITUS_URL!);
+  const nodes = [{ nodename: hostname, nodeport: Number(port) }, ...workers.rows];
+  await Promise.all(
+    nodes.map(async (node) => {
+      await run(databaseUrl(CITUS_URL!, 'postgres', node.nodename, node.nodeport), `CREATE DATABASE ${name}`);
+      await run(databaseUrl(CITUS_URL!, name, node.nodename, node.nodeport), 'CREATE EXTENSION citus');
+    }),
+  );
+  await run(
+    databaseUrl(CITUS_URL!, name),
+    `SELECT citus_set_coordinator_host('${hostname}', ${Number(port)})`,
+    ...workers.rows.map((w) => `SELECT citus_add_node('${w.nodename}', ${w.nodeport})`),
+  );
+  return {
+    kind: 'postgres',
+    env: { DATABASE_URL: databaseUrl(CITUS_URL!, name) },
+    drop: async () => {
+      await Promise.all(nodes.map((node) => run(databaseUrl(CITUS_URL!, 'postgres', node.nodename, node.nodeport), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)));
+    },
+  };
+}
 
 export interface TestDatabase {
   kind: DbKind;
@@ -45,6 +99,7 @@ export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
     return { kind, env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const name = `crm_test_${randomBytes(6).toString('hex')}`;
+  if (CITUS_URL) return citusDatabase(name);
   await adminQuery(`CREATE DATABASE ${name}`);
   return {
     kind,
@@ -59,6 +114,13 @@ export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
  * start use freshDatabase.
  */
 export async function migratedDatabase(kind: DbKind): Promise<TestDatabase> {
+  if (kind === 'postgres' && CITUS_URL) {
+    // Each is migrated itself: a Citus database's metadata names its own nodes and shards.
+    const database = await freshDatabase(kind);
+    const db = await openDatabase({ databaseUrl: database.env.DATABASE_URL!, dataDir: '' });
+    await migrate(db.sql).finally(() => db.close());
+    return database;
+  }
   const template = await ensureTemplate(kind);
   if (kind === 'pglite') {
     const dataDir = mkdtempSync(join(tmpdir(), 'crm-test-'));
@@ -94,6 +156,7 @@ const templates = new Map<DbKind, Promise<string>>();
  * renames it into place; the loser throws its copy away.
  */
 export function ensureTemplate(kind: DbKind): Promise<string> {
+  if (CITUS_URL && kind === 'postgres') return Promise.resolve('');
   let made = templates.get(kind);
   if (!made) {
     made = kind === 'pglite' ? pgliteTemplate() : postgresTemplate();
