@@ -404,17 +404,17 @@ export async function insertPlansAfter(databaseUrl: string, organizationId: stri
   try {
     const plans = await insertPlans(client, organizationId);
     const { rows } = await client.query<{ n_live_tup: number; n_dead_tup: number; n_tup_upd: number; n_tup_hot_upd: number; autovacuums: number; size: string; autovacuum: string }>(
-      `SELECT n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd, autovacuum_count AS autovacuums, pg_size_pretty(pg_relation_size('organizations')) AS size, current_setting('autovacuum') AS autovacuum
-       FROM pg_stat_user_tables WHERE relname = 'organizations'`,
+      `SELECT n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd, autovacuum_count AS autovacuums, pg_size_pretty(pg_relation_size('organization_counters')) AS size, current_setting('autovacuum') AS autovacuum
+       FROM pg_stat_user_tables WHERE relname = 'organization_counters'`,
     );
     const o = rows[0]!;
     // The rows every write updates, vacuumed: how much of the plan above is their dead versions.
-    await client.query('VACUUM organizations, record_counts');
+    await client.query('VACUUM organization_counters, record_counts');
     const vacuumed = await insertPlans(client, organizationId);
     return {
       ...plans,
       vacuumed,
-      organizations: `organizations: ${o.n_live_tup} live rows in ${o.size}, ${o.n_dead_tup} dead row versions, ${o.n_tup_upd} updates (${o.n_tup_hot_upd} HOT), ${o.autovacuums} autovacuums (autovacuum = ${o.autovacuum} on this server)`,
+      organizations: `organization_counters: ${o.n_live_tup} live rows in ${o.size}, ${o.n_dead_tup} dead row versions, ${o.n_tup_upd} updates (${o.n_tup_hot_upd} HOT), ${o.autovacuums} autovacuums (autovacuum = ${o.autovacuum} on this server)`,
     };
   } finally {
     await client.end();
@@ -578,7 +578,7 @@ export function bulkMarkdown(rows: BulkRow[], copy: BulkRow, probes: Probes, evi
           '',
           ...evidenceOf.after.triggers.map((line) => `- ${line}`),
           '',
-          `Then \`VACUUM organizations, record_counts\` (the two rows every write updates): the INSERT of ${evidenceOf.after.rows} takes ${fixed(evidenceOf.after.vacuumed.withTriggersMs, 2)} ms. Triggers:`,
+          `Then \`VACUUM organization_counters, record_counts\` (the two rows every write updates): the INSERT of ${evidenceOf.after.rows} takes ${fixed(evidenceOf.after.vacuumed.withTriggersMs, 2)} ms. Triggers:`,
           '',
           ...evidenceOf.after.vacuumed.triggers.map((line) => `- ${line}`),
           '',

@@ -140,8 +140,11 @@ async function bulkRows(run: (text: string, params?: unknown[]) => Promise<numbe
        FROM customers WHERE organization_id = $1 AND abs(hashtext(id::text)) % 2 = 1`,
       [org],
     );
+    // The organization's counters row (organization_counters): its change sequence and last invoice number.
     await run(
-      `UPDATE organizations SET last_invoice_number = (SELECT count(*) FROM invoices WHERE organization_id = $1), change_seq = $2 WHERE id = $1`,
+      `INSERT INTO organization_counters (organization_id, change_seq, last_invoice_number)
+       VALUES ($1, $2, (SELECT count(*) FROM invoices WHERE organization_id = $1))
+       ON CONFLICT (organization_id) DO UPDATE SET change_seq = EXCLUDED.change_seq, last_invoice_number = EXCLUDED.last_invoice_number`,
       [org, seq],
     );
   }

@@ -1,0 +1,140 @@
+// The SQL statements of the hot paths, pinned: a list page is N statements on every run, a
+// create M, so a change that adds a round trip fails here rather than surprising the bench.
+// In process on purpose (a client cannot see statements): the app alone (createApp), with no
+// background loop (webhook deliveries, imports and purges start with an instance, not with
+// the app), on PostgreSQL; each statement as Prisma's query log reports it. That log leaves
+// out BEGIN: a transaction is one round trip more than its count here (its COMMIT is counted).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { SCOPES } from '../../src/auth/scopes.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { createLogger } from '../../src/logger.js';
+import { createRateLimiter } from '../../src/rate-limit.js';
+import { createApp } from '../../src/server.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
+
+/** The bench's nested row (bench/types.ts NESTED_QUERY): customers, their jobs and invoices, the invoices' lines. */
+const NESTED_QUERY = '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }';
+/** Later runs of a GraphQL document run compiled (graphql-jit): each path is counted this many times. */
+const RUNS = 5;
+
+/** A statement in a word or two: its verb and the first table it names, as `SELECT customers`. */
+function kindOf(sql: string): string {
+  const verb = /^\s*(SET LOCAL|\w+)/i.exec(sql)![1]!.toUpperCase();
+  const table = /"public"\."(\w+)"/.exec(sql)?.[1];
+  return table ? `${verb} ${table}` : verb;
+}
+/** A key's last use, written at most once a minute per key (auth/authenticate.ts), whichever request happens to be running. */
+const LAST_USED = /^\s*UPDATE "public"\."api_keys"/;
+
+describe('statements of the hot paths on PostgreSQL', () => {
+  let test: TestDatabase;
+  let db: Database;
+  let app: ReturnType<typeof createApp>;
+  let key: string;
+  const statements: string[] = [];
+  let customerId: string;
+
+  async function send(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return app.fetch(new Request(`http://test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+  }
+
+  async function ok(method: string, path: string, body?: unknown): Promise<any> {
+    const response = await send(method, path, body);
+    const text = await response.text();
+    if (response.status >= 300 || text.includes('"errors"')) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+    return JSON.parse(text);
+  }
+
+  /**
+   * The kinds of the statements one request sends, sorted (a page and its total run at once,
+   * in either order). Before it, the same request until one runs without looking its key up:
+   * keys are remembered once the key-change LISTEN is up, which the first requests may beat;
+   * this also prepares what the request reuses (the cursor key, the compiled document).
+   */
+  async function statementsOf(method: string, path: string, body?: unknown): Promise<string[]> {
+    // Bounded by time, not attempts: on a loaded machine the LISTEN may take a while.
+    for (const until = Date.now() + 20_000; ; ) {
+      statements.length = 0;
+      await ok(method, path, body);
+      if (!statements.some((sql) => /^\s*SELECT .*"public"\."api_keys"/s.test(sql))) break;
+      if (Date.now() > until) throw new Error('the key is looked up on every request: the authenticator does not remember it');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    statements.length = 0;
+    await ok(method, path, body);
+    return statements.filter((sql) => !LAST_USED.test(sql)).map(kindOf).sort();
+  }
+
+  beforeAll(async () => {
+    test = await migratedDatabase('postgres');
+    db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '', onQuery: (sql) => statements.push(sql) });
+    const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });
+    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] })).key;
+    const log = createLogger('silent');
+    app = createApp({ db, log, rateLimiter: createRateLimiter({ max: 100_000, windowSeconds: 60, log }) });
+    // More customers than a page of 50, through the API (so the triggers keep the counts);
+    // the newest ones with a job and an invoice with lines, which the nested page shows.
+    for (let i = 0; i < 55; i++) customerId = (await ok('POST', '/v1/customers', { name: `Customer ${i}` })).id;
+    for (const customer of (await ok('GET', '/v1/customers?limit=3')).data as Array<{ id: string }>) {
+      const job = await ok('POST', '/v1/jobs', { customer_id: customer.id, title: 'Boiler service' });
+      await ok('POST', '/v1/invoices', { customer_id: customer.id, job_id: job.id, currency: 'USD', line_items: [{ description: 'Labour', quantity: 1, unit_amount: 7500 }] });
+    }
+  });
+  afterAll(async () => {
+    await db.close();
+    await test.drop();
+  });
+
+  it('a REST list page is 2 statements: the page and its maintained total', async () => {
+    for (let run = 0; run < RUNS; run++) {
+      // The page (51 rows: one more tells has_more) and the total from record_counts, at once.
+      expect(await statementsOf('GET', '/v1/customers?limit=50')).toEqual(['SELECT customers', 'SELECT record_counts']);
+    }
+  });
+
+  it('a REST list with an expanded relation is 2 statements: the page with it joined, and the total', async () => {
+    for (let run = 0; run < RUNS; run++) {
+      // The invoices with their customer and lines joined in one statement; the total summed
+      // over the maintained counts of every status.
+      expect(await statementsOf('GET', '/v1/invoices?expand=customer&limit=50')).toEqual(['SELECT invoices', 'SELECT record_counts']);
+    }
+  });
+
+  it("the bench's nested GraphQL page is 1 statement: customers with jobs, invoices and lines joined (no total asked)", async () => {
+    for (let run = 0; run < RUNS; run++) {
+      expect(await statementsOf('POST', '/graphql', { query: NESTED_QUERY })).toEqual(['SELECT customers']);
+    }
+  });
+
+  it('a REST item GET is 1 statement', async () => {
+    for (let run = 0; run < RUNS; run++) expect(await statementsOf('GET', `/v1/customers/${customerId}`)).toEqual(['SELECT customers']);
+  });
+
+  it('a REST create is 3 statements in a transaction: SET LOCAL request id, INSERT ... RETURNING, COMMIT', async () => {
+    for (let run = 0; run < RUNS; run++) {
+      // BEGIN (not in the log); the request id the event trigger records; the insert, whose
+      // triggers stamp the change and count it (and, deferred to COMMIT, write the event).
+      expect(await statementsOf('POST', '/v1/customers', { name: 'Bench Customer', email: 'bench@example.com' })).toEqual(['COMMIT', 'INSERT customers', 'SET LOCAL']);
+    }
+  });
+
+  it('a REST PATCH is 3 statements in a transaction: SET LOCAL request id, a conditional UPDATE, COMMIT', async () => {
+    for (let run = 0; run < RUNS; run++) {
+      expect(await statementsOf('PATCH', `/v1/customers/${customerId}`, { name: `Patched ${run}` })).toEqual(['COMMIT', 'SET LOCAL', 'UPDATE customers']);
+    }
+  });
+
+  it("a sync's first page is 2 statements (the page in change order, and a count); each page by cursor after it is 1", async () => {
+    const first = await ok('GET', '/v1/customers?include_deleted=true&limit=20');
+    const next = `/v1/customers?limit=20&cursor=${encodeURIComponent(first.pagination.next_cursor)}`;
+    for (let run = 0; run < RUNS; run++) {
+      // With deleted records there is no maintained count: the first page counts them.
+      expect(await statementsOf('GET', '/v1/customers?include_deleted=true&limit=20')).toEqual(['SELECT customers', 'SELECT customers']);
+      // The total rides in the cursor: a page by cursor is its rows alone.
+      expect(await statementsOf('GET', next)).toEqual(['SELECT customers']);
+    }
+  });
+});
