@@ -64,6 +64,8 @@ export function postgresListen(connectionString: string, channel: string, handle
   async function discover(): Promise<void> {
     // On a connection of its own: the listening one shows its LISTEN to an operator.
     const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
+    // A connection lost meanwhile fails the query below; unheard, its error event would end the process.
+    client.on('error', () => undefined);
     try {
       await client.connect();
       const citus = await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'");
