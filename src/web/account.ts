@@ -1,5 +1,5 @@
 // The account pages: log in, see and manage the organization's API keys and webhook
-// endpoints (web/webhooks-page.ts), log out.
+// endpoints (web/webhooks-page.ts), start and follow CSV imports (web/imports-page.ts), log out.
 // Every form post carries a CSRF token (the session's, or a login cookie's double submit).
 import { copyButton } from './copy-button.js';
 import { organizationFor, type Mode } from '../auth/modes.js';
@@ -16,6 +16,7 @@ import { GraphQLError } from 'graphql';
 import { Response } from '../http/fetch.js';
 import { readBody } from '../http/read-body.js';
 import { NEW_WEBHOOK_COOKIE, newWebhookFrom, webhookRoutes, webhooksSection, WEBHOOKS_PAGE, type WebhookExtra } from './webhooks-page.js';
+import { importRoute, importsSection, IMPORTS_PATH, type ImportExtra } from './imports-page.js';
 // The organization's recent API requests (request-logs/page.ts).
 import { requestLogsSection } from '../request-logs/page.js';
 
@@ -96,15 +97,16 @@ async function modeOrganization(prisma: PrismaClient, user: SessionUser, mode: M
 async function keysPage(
   prisma: PrismaClient,
   user: SessionUser,
-  extra: { created?: { key: string; name: string }; error?: string; webhooks?: WebhookExtra; mode?: Mode } = {},
+  extra: { created?: { key: string; name: string }; error?: string; webhooks?: WebhookExtra; imports?: ImportExtra; mode?: Mode } = {},
 ): Promise<string> {
   const mode = extra.mode ?? 'live';
   const modeOrg = await modeOrganization(prisma, user, mode);
-  const [organization, keys, webhooks, requestLogs] = await Promise.all([
+  const [organization, keys, webhooks, imports, requestLogs] = await Promise.all([
     prisma.organization.findUniqueOrThrow({ where: { id: user.organizationId } }),
     modeOrg ? prisma.apiKey.findMany({ where: { organizationId: modeOrg }, orderBy: { createdAt: 'desc' } }) : [],
     // Test-mode endpoints are made with a test key (POST /v1/webhook_endpoints).
     mode === 'live' ? webhooksSection(prisma, user, extra.webhooks) : '<h2>Webhooks</h2><p>Test-mode webhook endpoints are made with a test key: <code>POST /v1/webhook_endpoints</code>.</p>',
+    importsSection(prisma, user, modeOrg, mode, extra.imports),
     modeOrg ? requestLogsSection(prisma, modeOrg) : '',
   ]);
   const switcher = `<p class="modes">${mode === 'live' ? '<strong>Live mode</strong> · <a href="/settings/api-keys?mode=test">Test mode</a>' : '<a href="/settings/api-keys">Live mode</a> · <strong>Test mode</strong>: svc_test_ keys, with data, numbers, events and webhooks apart from live ones'}</p>`;
@@ -148,6 +150,7 @@ async function keysPage(
       <p><button class="primary" type="submit">Create key</button></p>
     </form>
     ${webhooks}
+    ${imports}
     ${requestLogs}`,
     user,
   );
@@ -168,12 +171,12 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
     return user ? then(user) : redirect('/login');
   }
 
+  const stale = () => html(layout('Refused', '<p class="error">The form was stale or not sent by this site. Go back, reload and try again.</p>'), { status: 403 });
+
   async function checkedForm(request: Request, user: SessionUser): Promise<URLSearchParams | Response> {
     const form = await readForm(request);
     if (form instanceof Response) return form;
-    if (!form || !sameSecret(form.get('csrf') ?? undefined, user.csrf)) {
-      return html(layout('Refused', '<p class="error">The form was stale or not sent by this site. Go back, reload and try again.</p>'), { status: 403 });
-    }
+    if (!form || !sameSecret(form.get('csrf') ?? undefined, user.csrf)) return stale();
     return form;
   }
 
@@ -186,6 +189,16 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
     page: async (user, extra, status) => html(await keysPage(prisma, user, { webhooks: extra }), { status }),
     redirect,
     cookie,
+  });
+
+  const importPost = importRoute({
+    prisma,
+    log,
+    withUser,
+    modeOf,
+    page: async (user, mode, extra, status) => html(await keysPage(prisma, user, { imports: extra, mode }), { status }),
+    stale,
+    redirect,
   });
 
   return async function handle(request: Request, pathname: string, clientAddress: string): Promise<Response | null> {
@@ -292,6 +305,7 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
         return redirect(modeOf(request) === 'test' ? '/settings/api-keys?mode=test' : '/settings/api-keys');
       });
     }
+    if (pathname === IMPORTS_PATH && method === 'POST') return importPost(request);
     if (pathname.startsWith('/settings/webhooks')) {
       const answer = await webhookPosts(request, pathname);
       if (answer) return answer;

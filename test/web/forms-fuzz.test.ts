@@ -14,7 +14,7 @@ const hostile = fc.oneof(
 );
 
 const UUID_A = '00000000-0000-4000-8000-000000000000';
-const WEBHOOK_PATHS = [
+const FORM_PATHS = [
   '/settings/webhooks',
   `/settings/webhooks/${UUID_A}/enable`,
   `/settings/webhooks/${UUID_A}/disable`,
@@ -22,6 +22,7 @@ const WEBHOOK_PATHS = [
   '/settings/webhooks/x/disable',
   `/settings/webhooks/${UUID_A}/attempts/x/resend`,
   '/settings/webhooks/',
+  '/settings/imports',
 ];
 
 describe('hostile input at the account pages', () => {
@@ -40,7 +41,7 @@ describe('hostile input at the account pages', () => {
   it('random form bodies, cookies, content types and paths get a clean answer', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('/login', '/logout', '/settings/api-keys', '/settings/api-keys/00000000-0000-4000-8000-000000000000/revoke', '/settings/api-keys/x/revoke', '/', ...WEBHOOK_PATHS),
+        fc.constantFrom('/login', '/logout', '/settings/api-keys', '/settings/api-keys/00000000-0000-4000-8000-000000000000/revoke', '/settings/api-keys/x/revoke', '/', ...FORM_PATHS),
         fc.constantFrom('GET', 'POST'),
         fc.array(fc.tuple(fc.oneof(hostile, fc.constantFrom('csrf', 'email', 'password', 'name', 'scope', 'expires', 'url', 'description', 'event_type')), hostile), { maxLength: 5 }),
         fc.oneof(hostile, fc.constant(session), fc.constantFrom('crm_session=%E0%A4%A', `${session}; crm_login_csrf=%`)),
@@ -73,7 +74,7 @@ describe('hostile input at the account pages', () => {
     const eventType = fc.oneof(hostile, fc.constantFrom('all', 'customer.created', 'invoice.exploded'));
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom(...WEBHOOK_PATHS),
+        fc.constantFrom(...FORM_PATHS),
         fc.record({ url, description: hostile, event_type: fc.array(eventType, { maxLength: 4 }) }, { requiredKeys: [] }),
         fc.array(fc.tuple(hostile, hostile), { maxLength: 3 }),
         async (path, fields, extra) => {
