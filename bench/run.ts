@@ -10,6 +10,7 @@
 // npm run bench -- lists [--customers 100000 --duration 5 --warmup 2 --connections 4]
 // npm run bench -- bulk [--rows 20000 --connections 8 --probes 300]
 // npm run bench -- limits [--customers 20000 --duration 10 --warmup 3 --connections 32]
+// npm run bench -- citus [--customers 20000 --duration 5 --warmup 2 --connections 32]
 //
 // Seeds a dedicated PostgreSQL database (DATABASE_URL's server, default the local one),
 // starts the service as in production, minimal node:http + pg servers (the practical limit:
@@ -57,10 +58,12 @@ const { values, positionals } = parseArgs({
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const LISTS = positionals[0] === 'lists';
 const LIMITS = positionals[0] === 'limits';
-const CUSTOMERS = values.customers ?? (LIMITS ? '20000' : '100000');
-const DURATION = Number(values.duration ?? (LISTS ? 5 : 10));
-const WARMUP = Number(values.warmup ?? (LISTS ? 2 : 3));
-const CONNECTIONS = Number(values.connections ?? (LISTS ? 4 : LIMITS ? 32 : 64));
+// citus: short rows, the whole comparison in a few minutes.
+const CITUS = positionals[0] === 'citus';
+const CUSTOMERS = values.customers ?? (LIMITS || CITUS ? '20000' : '100000');
+const DURATION = Number(values.duration ?? (LISTS || CITUS ? 5 : 10));
+const WARMUP = Number(values.warmup ?? (LISTS || CITUS ? 2 : 3));
+const CONNECTIONS = Number(values.connections ?? (LISTS ? 4 : LIMITS || CITUS ? 32 : 64));
 
 /**
  * The service as in production: compiled (npm run build), started by the command of
@@ -871,6 +874,18 @@ async function withoutEventTrigger<T>(databaseUrl: string, run: () => Promise<T>
   }
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists, bulk, limits };
+/**
+ * The service on Citus (a coordinator and two workers it starts and removes) beside plain
+ * PostgreSQL: list, create, sync and webhook delivery with the ratios (bench/citus.ts).
+ */
+async function citus() {
+  const { citusBench } = await import('./citus.js');
+  await citusBench(
+    { ...tools, start, stop, useKeys: (next) => (keys = next) },
+    { adminUrl: ADMIN_URL, customers: Number(CUSTOMERS), serviceArgs: ['--max-semi-space-size=32', ...typescript('src/main.ts')], connections: CONNECTIONS, warmup: WARMUP, duration: DURATION },
+  );
+}
+
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists, bulk, limits, citus };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);
