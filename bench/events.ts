@@ -1,9 +1,11 @@
 // Events and webhooks: what the event write (a deferred trigger on every committed change)
 // and one webhook endpoint cost `POST /v1/customers`, how many deliveries a second the
-// service gets out to a local receiver, and how long after a create's response its delivery
-// arrives. The receiver is a node:http server in the bench process answering 204 at once; it
-// checks every delivery's signature with the Standard Webhooks reference library and counts
-// webhook-ids, so a missing or repeated delivery shows.
+// service gets out to a local receiver (as creates come, and draining a backlog while creates
+// run), and how long after a create's commit its delivery arrives (one at a time, and paced
+// at 200 creates a second through the API and as raw INSERTs). The receiver is a node:http
+// server in the bench process answering 204 at once; it checks every delivery's signature
+// with the Standard Webhooks reference library and counts webhook-ids, so a missing or
+// repeated delivery shows.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -229,6 +231,177 @@ async function eventIdsOf(db: pg.Client, organizationId: string, customerIds: st
   return new Map(rows.map((r) => [r.record_id, r.id]));
 }
 
+/** Events queued at once for the drain row, and the pace and length of the latency rows. */
+const BACKLOG = 10_000;
+const BACKLOG_CHUNK = 500;
+const PACED_RATE = 200;
+const PACED_SECONDS = 10;
+/** Creates (or INSERTs) that may be outstanding at once while paced: past it the pace slips, and the achieved rate says so. */
+const PACED_OUTSTANDING = 64;
+
+/** Raw customer INSERTs through the triggers (change sequence, counts, event, delivery rows), one transaction; answers the ids. */
+async function insertCustomers(db: pg.Client, organizationId: string, count: number, label: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "INSERT INTO customers (id, organization_id, name, email, updated_at) SELECT gen_random_uuid(), $1, $2 || ' ' || g, 'events@example.com', now() FROM generate_series(1, $3::int) g RETURNING id",
+    [organizationId, label, count],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Receiver arrivals between two instants (performance.now()). */
+const arrivalsBetween = (receiver: Receiver, from: number, to: number) => receiver.received.filter((r) => r.at >= from && r.at <= to).length;
+
+/**
+ * A backlog of BACKLOG events, committed while the service is paused (SIGSTOP: it takes none
+ * of them meanwhile, and holds no lock: no request is under way), drained once it resumes
+ * while the API takes creates (BURST_CONCURRENCY at a time) until the last of the backlog has
+ * arrived: deliveries a second over that window, every arrival counted (the creates'
+ * deliveries too).
+ */
+async function backlogDrain(bench: Bench, service: Server, data: BenchData, db: pg.Client, receiver: Receiver, endpointId: string): Promise<{ row: Row; note: string; problems: string[] }> {
+  const since = receiver.received.length;
+  let peak = 0;
+  const rss = setInterval(() => (peak = Math.max(peak, bench.rssMb(service.process.pid!))), 250);
+  const backlogIds: string[] = [];
+  const pausedAt = performance.now();
+  service.process.kill('SIGSTOP');
+  try {
+    while (backlogIds.length < BACKLOG) backlogIds.push(...(await insertCustomers(db, data.organizationId, Math.min(BACKLOG_CHUNK, BACKLOG - backlogIds.length), 'Backlog')));
+    // What autovacuum would do after such a load (this machine runs without it): the
+    // delivery statements' plans follow the table's size.
+    await db.query('ANALYZE webhook_deliveries');
+  } finally {
+    service.process.kill('SIGCONT');
+  }
+  const queuedSeconds = (performance.now() - pausedAt) / 1000;
+  let creating = true;
+  const created: Created[] = [];
+  const createFailures: string[] = [];
+  const begun = performance.now();
+  // Creates in rounds of BURST_CONCURRENCY until the backlog is out.
+  const creates = (async () => {
+    while (creating) {
+      const round = await createCustomers(bench, service, BURST_CONCURRENCY, BURST_CONCURRENCY, 'During backlog');
+      created.push(...round.created);
+      createFailures.push(...round.failures);
+    }
+  })();
+  const waited = await waitForDeliveries(receiver, backlogIds);
+  const endAt = waited.done ? waited.lastAt : performance.now();
+  creating = false;
+  await creates;
+  clearInterval(rss);
+  const createIds = created.map((c) => c.id);
+  const createsWaited = await waitForDeliveries(receiver, createIds);
+  await drain(db, endpointId, 10_000);
+  await sleep(2000); // late repeats, if any, would arrive now
+  const events = await eventIdsOf(db, data.organizationId, [...backlogIds, ...createIds]);
+  const once = onceEach(receiver, new Set(events.values()), since);
+  const seconds = (endAt - begun) / 1000;
+  const delivered = arrivalsBetween(receiver, begun, endAt);
+  const createsInWindow = created.filter((c) => c.respondedAt <= endAt).length;
+  const latencies = created.filter((c) => receiver.firstByObject.has(c.id)).map((c) => receiver.firstByObject.get(c.id)! - c.respondedAt);
+  const problems: string[] = [];
+  if (!waited.done || !createsWaited.done) problems.push(`backlog drain: ${waited.missing.length} of the backlog and ${createsWaited.missing.length} of the creates never arrived`);
+  if (once.missing.length || once.duplicates || once.invalid) problems.push(`backlog drain: ${once.missing.length} missing, ${once.duplicates} duplicates (e.g. ${once.duplicated.slice(0, 3).join(', ')}), ${once.invalid} bad signatures`);
+  if (createFailures.length) problems.push(`creates during the backlog failed: ${createFailures.slice(0, 3).join('; ')}`);
+  return {
+    row: {
+      scenario: `webhook deliveries/s draining a backlog of ${BACKLOG} events while the API takes creates (${BURST_CONCURRENCY} at a time) (req/s = deliveries/s; p50/p99 = those creates' response to delivery)`,
+      system: 'service',
+      rps: Math.round(delivered / seconds),
+      p50: Math.round(percentile(latencies, 0.5)),
+      p99: Math.round(percentile(latencies, 0.99)),
+      errors: createFailures.length + once.missing.length + once.duplicates + once.invalid,
+      rssMb: peak,
+    },
+    note:
+      `Backlog: ${BACKLOG} customers INSERTed through the triggers in transactions of ${BACKLOG_CHUNK} while the service was paused (SIGSTOP, ${queuedSeconds.toFixed(1)} s; then ANALYZE webhook_deliveries, as autovacuum would); once it resumed, ` +
+      `the API took ${createsInWindow} creates (${Math.round(createsInWindow / seconds)} creates/s, ${createFailures.length} failed) until the backlog was out. ` +
+      (waited.done ? `The last of the backlog arrived ${seconds.toFixed(2)} s after the resumption: **${Math.round(delivered / seconds)} deliveries/s while creates ran** (${delivered} arrivals in the window, the creates' deliveries included). ` : `**${waited.missing.length} of the backlog never arrived.** `) +
+      `The creates' own deliveries queue behind the backlog (first due, first sent): response to delivery p50 ${ms(percentile(latencies, 0.5))} ms, p99 ${ms(percentile(latencies, 0.99))} ms. ` +
+      `Exactly once: ${once.distinct} of ${events.size} events received, ${once.missing.length} missing, ${once.duplicates} duplicate requests, ${once.invalid} bad signatures.`,
+    problems,
+  };
+}
+
+/**
+ * Creates paced at PACED_RATE a second for PACED_SECONDS (open loop: each starts on its
+ * schedule, whatever the ones before took), each timed from its commit to its delivery's
+ * arrival. Through the API (`api`: from the create's response, which follows its commit) or
+ * as raw INSERTs through the triggers (`sql`: from the COMMIT's answer), the latter showing
+ * the pipeline at the full rate even where the API cannot take it.
+ */
+async function pacedLatency(bench: Bench, service: Server, data: BenchData, db: pg.Client, receiver: Receiver, via: 'api' | 'sql'): Promise<{ row: Row; note: string; problems: string[] }> {
+  const since = receiver.received.length;
+  const total = PACED_RATE * PACED_SECONDS;
+  const clients = via === 'sql' ? await Promise.all(Array.from({ length: 8 }, async () => {
+    const client = new pg.Client({ connectionString: data.databaseUrl });
+    await client.connect();
+    return client;
+  })) : [];
+  const created: Created[] = [];
+  const failures: string[] = [];
+  let outstanding = 0;
+  let slipped = 0;
+  const one = async (n: number) => {
+    outstanding++;
+    const sentAt = performance.now();
+    try {
+      if (via === 'api') {
+        const round = await createCustomers(bench, service, 1, 1, 'Paced');
+        created.push(...round.created);
+        failures.push(...round.failures);
+      } else {
+        const [id] = await insertCustomers(clients[n % clients.length]!, data.organizationId, 1, 'Paced');
+        created.push({ id: id!, sentAt, respondedAt: performance.now() });
+      }
+    } catch (error) {
+      failures.push(`paced ${n}: ${(error as Error).message}`);
+    } finally {
+      outstanding--;
+    }
+  };
+  const begun = performance.now();
+  const running: Array<Promise<void>> = [];
+  for (let n = 0; n < total; n++) {
+    const due = begun + (n * 1000) / PACED_RATE;
+    if (due > performance.now()) await sleep(due - performance.now());
+    while (outstanding >= PACED_OUTSTANDING) await sleep(1);
+    if (performance.now() - due > 50) slipped++;
+    running.push(one(n));
+  }
+  await Promise.all(running);
+  const lastResponse = Math.max(...created.map((c) => c.respondedAt));
+  const waited = await waitForDeliveries(receiver, created.map((c) => c.id));
+  await Promise.all(clients.map((c) => c.end()));
+  await sleep(1000);
+  const events = await eventIdsOf(db, data.organizationId, created.map((c) => c.id));
+  const once = onceEach(receiver, new Set(events.values()), since);
+  const latencies = created.filter((c) => receiver.firstByObject.has(c.id)).map((c) => receiver.firstByObject.get(c.id)! - c.respondedAt);
+  const achieved = created.length / ((lastResponse - begun) / 1000);
+  const what = via === 'api' ? 'API creates (POST /v1/customers), from the response' : 'raw INSERTs through the triggers (8 sessions, autocommit), from the COMMIT\'s answer';
+  const problems: string[] = [];
+  if (failures.length) problems.push(`paced ${via}: ${failures.length} failed, e.g. ${failures.slice(0, 3).join('; ')}`);
+  if (!waited.done || once.missing.length || once.duplicates || once.invalid) problems.push(`paced ${via}: ${waited.missing.length} never arrived, ${once.duplicates} duplicates, ${once.invalid} bad signatures`);
+  return {
+    row: {
+      scenario: `webhook commit-to-delivery, ${via === 'api' ? 'API creates' : 'raw INSERTs'} paced at ${PACED_RATE}/s for ${PACED_SECONDS} s (req/s = creates/s achieved; p50/p99 = commit to delivery)`,
+      system: 'service',
+      rps: Math.round(achieved),
+      p50: Math.round(percentile(latencies, 0.5)),
+      p99: Math.round(percentile(latencies, 0.99)),
+      errors: failures.length + once.missing.length + once.duplicates + once.invalid,
+      rssMb: bench.rssMb(service.process.pid!),
+    },
+    note:
+      `Paced ${what}: ${total} scheduled at ${PACED_RATE}/s, at most ${PACED_OUTSTANDING} outstanding; ${created.length} committed at **${achieved.toFixed(0)}/s achieved** (${slipped} started more than 50 ms late, ${failures.length} failed). ` +
+      `Commit to delivery: **p50 ${ms(percentile(latencies, 0.5))} ms, p99 ${ms(percentile(latencies, 0.99))} ms**, max ${ms(Math.max(...latencies))} ms; ` +
+      `exactly once: ${once.distinct} of ${events.size} events, ${once.missing.length} missing, ${once.duplicates} duplicate requests, ${once.invalid} bad signatures.`,
+    problems,
+  };
+}
+
 export async function webhookBench(bench: Bench, service: Server, data: BenchData, receiver: Receiver, options: { burst: number; sequential: number; rounds: number; connections: number }): Promise<{ rows: Row[]; notes: string[] }> {
   const db = new pg.Client({ connectionString: data.databaseUrl });
   await db.connect();
@@ -409,6 +582,20 @@ export async function webhookBench(bench: Bench, service: Server, data: BenchDat
         'The response follows the commit, so this slightly understates commit-to-delivery; a negative value would mean the delivery beat the response to the bench process.',
     );
     if (aloneFailures.length || aloneOnce.duplicates || aloneOnce.invalid) problems.push(`one at a time: ${aloneFailures.slice(0, 3).join('; ')} ${aloneOnce.duplicates} duplicates, ${aloneOnce.invalid} bad signatures`);
+
+    // 4. Deliveries a second while creates run: a backlog of BACKLOG events queued at once
+    // (raw INSERTs through the triggers) drained while the API takes creates, and 5. the
+    // delay from commit to delivery with creates paced at PACED_RATE a second.
+    const backlog = await backlogDrain(bench, service, data, db, receiver, endpoint.id);
+    rows.push(backlog.row);
+    notes.push('', backlog.note);
+    problems.push(...backlog.problems);
+    for (const via of ['api', 'sql'] as const) {
+      const paced = await pacedLatency(bench, service, data, db, receiver, via);
+      rows.push(paced.row);
+      notes.push('', paced.note);
+      problems.push(...paced.problems);
+    }
 
     // The service's own account, against the receiver's.
     const final = await deliveryState(db, endpoint.id);

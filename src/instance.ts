@@ -46,7 +46,7 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
   // Requests whose headers arrived after shutdown began; the ones before it are in flight and finish.
   const late = new WeakSet<IncomingMessage>();
   // Each instance (each cluster worker too) has its own LISTEN for events and its own delivery
-  // loop (deliveries are leased FOR UPDATE SKIP LOCKED, so instances never collide).
+  // loop (deliveries are claimed per organization with a lease, so instances never collide).
   const box = lazySecretBox(db.prisma, config.webhooks.secretKey);
   const events = createEventHub(db, log);
   const deliveries = startDeliveries({ db, hub: events, log, schema, box, config: config.webhooks });

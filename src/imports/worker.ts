@@ -1,6 +1,8 @@
 // Runs imports in the background, inside the service (no extra process). Every instance runs
-// this loop; an import is taken by one of them at a time: one UPDATE claims it with a lease,
-// its candidate read FOR UPDATE SKIP LOCKED (as webhook deliveries are). Its rows are written
+// this loop; an import is taken by one of them at a time: due imports are read without locks,
+// then one is taken by a statement on its own row that sets a lease only where none is held
+// (as webhook deliveries are; each statement stays within one organization, as Citus needs),
+// so of two instances that read the same import, one takes it. Its rows are written
 // 100 at a time, each chunk a partial batch (schema/bulk.ts: each row its single call's
 // checks, version and event) in a transaction that also commits the import's progress. An
 // instance that dies mid-chunk leaves nothing of that chunk; whichever instance takes the
@@ -87,18 +89,38 @@ const jobOf = (row: Claimed): ImportJob => ({
 
 /** Takes an import that is due (pending, or running with an expired lease), or the one named. */
 export async function claimImport(prisma: PrismaClient, leaseSeconds = IMPORT_LEASE_SECONDS, only?: { organizationId: string; id: string }): Promise<ImportJob | undefined> {
+  if (only) return take(prisma, only, leaseSeconds);
+  // Candidates another instance takes first are leased when read again: each round has fewer.
+  for (let round = 0; round < 3; round++) {
+    const due = await prisma.$queryRaw<Array<{ organization_id: string; id: string }>>`
+      SELECT organization_id::text, id::text FROM imports
+      WHERE status IN ('pending', 'running') AND (lease_until IS NULL OR lease_until < now())
+      ORDER BY created_at
+      LIMIT 8`;
+    if (due.length === 0) return undefined;
+    for (const candidate of due) {
+      const job = await take(prisma, { organizationId: candidate.organization_id, id: candidate.id }, leaseSeconds);
+      if (job) return job;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Leases one import if it is still due (compare and set on its lease): undefined when another
+ * instance holds it, or is writing a chunk of it right now (its row is locked: skipped, not
+ * waited for; within one organization, Citus runs FOR UPDATE on its node).
+ */
+async function take(prisma: PrismaClient, { organizationId, id }: { organizationId: string; id: string }, leaseSeconds: number): Promise<ImportJob | undefined> {
   const [row] = await prisma.$queryRaw<Claimed[]>`
+    WITH due AS (
+      SELECT c.id FROM imports c
+      WHERE c.organization_id = ${organizationId}::uuid AND c.id = ${id}::uuid
+        AND c.status IN ('pending', 'running') AND (c.lease_until IS NULL OR c.lease_until < now())
+      FOR UPDATE SKIP LOCKED)
     UPDATE imports i
     SET status = 'running', attempts = i.attempts + 1, lease_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
-    FROM (
-      SELECT c.organization_id, c.id FROM imports c
-      WHERE c.status IN ('pending', 'running') AND (c.lease_until IS NULL OR c.lease_until < now())
-        AND (${only?.id ?? null}::uuid IS NULL OR (c.organization_id = ${only?.organizationId ?? null}::uuid AND c.id = ${only?.id ?? null}::uuid))
-      ORDER BY c.created_at
-      LIMIT 1
-      FOR UPDATE OF c SKIP LOCKED
-    ) due
-    WHERE i.organization_id = due.organization_id AND i.id = due.id
+    FROM due WHERE i.organization_id = ${organizationId}::uuid AND i.id = due.id
     RETURNING i.organization_id::text, i.id::text, i.resource, i.mode, i.csv, i.total, i.next_row, i.next_offset, i.attempts, i.request_id,
       jsonb_array_length(i.errors) AS error_count`;
   return row && jobOf(row);
