@@ -5,7 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
 import { SCOPES } from '../../src/auth/scopes.js';
+import { purgeTombstones } from '../../src/db/tombstones.js';
 import { BUSINESS_MODELS } from '../../src/db/tenant.js';
+import { purgeEvents } from '../../src/events/retention.js';
+import { createLogger } from '../../src/logger.js';
+import { purgeRequestLogs } from '../../src/request-logs/retention.js';
 import { inProcess, type InProcess } from '../events/in-process.js';
 import { subscribe } from '../events/sse.js';
 
@@ -84,4 +88,33 @@ describe('on Citus, a coordinator and two workers', () => {
       await server.close();
     }
   });
+
+  it('the background purges (tombstones, events, request logs) run across the shards', async () => {
+    const { key } = await createApiKey(app.db.prisma, { organizationId: app.organizationId, name: 'purges', scopes: [...SCOPES] });
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const created = await app.fetch('http://test/v1/customers', { method: 'POST', headers, body: JSON.stringify({ name: 'Gone soon' }) });
+    const { id } = (await created.json()) as { id: string };
+    expect((await app.fetch(`http://test/v1/customers/${id}`, { method: 'DELETE', headers })).status).toBe(204);
+    const org = app.organizationId;
+    await app.db.prisma.$executeRaw`UPDATE customers SET deleted_at = now() - interval '400 days' WHERE organization_id = ${org}::uuid AND id = ${id}::uuid`;
+    await app.db.prisma.$executeRaw`UPDATE events SET created_at = now() - interval '400 days' WHERE organization_id = ${org}::uuid AND record_id = ${id}::uuid`;
+    // Another organization's log, which no request adds to meanwhile: ten days, one a day.
+    const logged = (await app.db.prisma.organization.create({ data: { name: 'Logged' } })).id;
+    await app.db.prisma.$executeRaw`
+      INSERT INTO request_logs (organization_id, id, request_id, method, path, status, duration_ms, key_prefix, created_at)
+      SELECT ${logged}::uuid, gen_random_uuid(), 'r' || g, 'GET', '/v1/customers', 200, 1, 'svc_live_x', now() - g * interval '1 day' - interval '1 minute'
+      FROM generate_series(0, 9) g`;
+    const warnings: string[] = [];
+    const log = createLogger('warn', (line) => void warnings.push(line));
+    await purgeTombstones(app.db.prisma, 30, log);
+    await purgeEvents(app.db.prisma, 30, log);
+    await purgeRequestLogs(app.db.prisma, log, { days: 7, rowsPerOrganization: 3 });
+    expect(warnings).toEqual([]);
+    expect(await app.db.prisma.customer.count({ where: { organizationId: org, id } })).toBe(0);
+    expect(await app.db.prisma.event.count({ where: { organizationId: org, recordId: id } })).toBe(0);
+    // Older than 7 days, then past the newest 3.
+    const left = await app.db.prisma.requestLog.findMany({ where: { organizationId: logged }, orderBy: { createdAt: 'desc' } });
+    expect(left.map((row) => row.requestId)).toEqual(['r0', 'r1', 'r2']);
+  });
 });
+
