@@ -172,8 +172,9 @@ function dueCandidates(prisma: PrismaClient, limit: number, busy: string[]): Pro
  * the candidates', checked again on the rows as they are locked, so a row another instance
  * leased meanwhile is not taken twice; rows another instance is taking right now are skipped
  * rather than waited for (within one organization, Citus runs FOR UPDATE on its node). A
- * delivery is taken only as its record's first pending one (by event_seq) to its endpoint,
- * found through the (endpoint, record, event_seq) index row by row, whatever the statistics.
+ * delivery is taken only while no earlier event of its record is pending to its endpoint
+ * (the candidates' rule; a resend of a pending event, with the same event_seq, is not held
+ * back by its twin waiting for a retry).
  */
 async function claim(prisma: PrismaClient, organizationId: string, ids: string[], leaseSeconds: number): Promise<Claimed[]> {
   const rows = await prisma.$queryRaw<ClaimedRow[]>`
@@ -182,10 +183,10 @@ async function claim(prisma: PrismaClient, organizationId: string, ids: string[]
       WHERE d.organization_id = ${organizationId}::uuid AND d.id = ANY (${ids}::uuid[])
         AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
         AND (SELECT e.enabled FROM webhook_endpoints e WHERE e.organization_id = ${organizationId}::uuid AND e.id = d.endpoint_id)
-        AND d.id = (
-          SELECT p.id FROM webhook_deliveries p
-          WHERE p.organization_id = ${organizationId}::uuid AND p.endpoint_id = d.endpoint_id AND p.record_id = d.record_id AND p.status = 'pending'
-          ORDER BY p.event_seq LIMIT 1)
+        AND NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries p
+          WHERE p.organization_id = ${organizationId}::uuid AND p.endpoint_id = d.endpoint_id AND p.record_id = d.record_id
+            AND p.status = 'pending' AND p.event_seq < d.event_seq)
       FOR UPDATE OF d SKIP LOCKED),
     claimed AS (
       UPDATE webhook_deliveries d

@@ -75,4 +75,26 @@ describe.each(DB_KINDS)('webhook order on %s', (kind) => {
       await receiver.close();
     }
   }, 60_000);
+
+  it('a resend of an event whose delivery waits for its retry goes out at once (the twin does not hold it back)', async () => {
+    const receiver = await startReceiver();
+    // The first attempt's retry is an hour away.
+    const api = await startApi(kind, { acme: { org: 'Acme' } }, { ...ENV, WEBHOOK_RETRY_SCHEDULE: '3600' });
+    try {
+      const acme = rest(api, api.keys.acme!);
+      receiver.answer(() => ({ status: 500 }));
+      expect((await acme.post('/webhook_endpoints', { url: `${receiver.url}/twin` })).status).toBe(201);
+      expect((await acme.post('/customers', { name: 'Twin' })).status).toBe(201);
+      const [failed] = await receiver.waitFor(1);
+      const eventId = String(failed!.headers['webhook-id']);
+      receiver.answer(() => ({ status: 204 }));
+      expect((await acme.post(`/events/${eventId}/resend`, {})).status).toBeLessThan(300);
+      const [, resent] = await receiver.waitFor(2, 10_000);
+      expect(resent!.headers['webhook-id']).toBe(eventId);
+    } finally {
+      await api.stop();
+      await receiver.close();
+    }
+  });
 });
+
