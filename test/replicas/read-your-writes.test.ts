@@ -67,6 +67,20 @@ describe('read replicas', () => {
   /** The customer's version as the replica has it now. */
   const versionOnReplica = async (id: string) => Number((await replica.query('SELECT version FROM customers WHERE id = $1', [id])).rows[0]?.version ?? 0);
 
+  /**
+   * Waits until the replica has replayed everything the primary has written so far (on a
+   * loaded machine replay can trail by seconds; the tests below measure routing, not lag).
+   */
+  async function replicaCaughtUp(): Promise<void> {
+    const [{ lsn }] = (await db.sql.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')) as [{ lsn: string }];
+    for (const until = Date.now() + 60_000; ; ) {
+      const { rows } = await replica.query<{ behind: boolean }>('SELECT pg_last_wal_replay_lsn() < $1::pg_lsn AS behind', [lsn]);
+      if (!rows[0]!.behind) return;
+      if (Date.now() > until) throw new Error(`the replica did not replay up to ${lsn} within a minute`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   beforeAll(async () => {
     cluster = await startReplicatedCluster({ applyDelayMs: APPLY_DELAY_MS });
     replica = new pg.Client({ connectionString: cluster.replicaUrl });
@@ -82,6 +96,7 @@ describe('read replicas', () => {
     const created = await send(app, keys.writer.key, 'POST', '/v1/customers', { json: { name: 'Ada', email: 'ada@example.com' } });
     expect(created.status).toBe(201);
     customer = { id: created.body.id, version: created.body.version };
+    await replicaCaughtUp();
   });
 
   afterAll(async () => {
@@ -125,6 +140,7 @@ describe('read replicas', () => {
 
   it("another key's reads, REST lists and GraphQL queries, are served by the replica, none by the primary", async () => {
     const { key } = keys.reader;
+    await replicaCaughtUp();
     const before = { primary: customerStatements('primary'), replica: customerStatements('replica') };
     for (let i = 0; i < 10; i++) {
       const page = await send(app, key, 'GET', '/v1/customers?limit=10');
