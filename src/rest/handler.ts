@@ -171,7 +171,8 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
     const query = restQuery(url, route);
     const shaped = shapedRoute(route, query.shape);
     // An upsert's address names the record by its external id.
-    let variables: Record<string, unknown> = route.kind === 'list' ? query.variables : route.kind === 'upsert' ? { externalId: id } : { ...query.variables, id };
+    let variables: Record<string, unknown> =
+      route.kind === 'list' ? query.variables : route.kind === 'sync' ? { ...query.variables, includeDeleted: true } : route.kind === 'upsert' ? { externalId: id } : { ...query.variables, id };
     let inputErrors: FieldError[] | undefined;
     if (CHANGES.has(route.kind)) variables.expectedVersion = expectedVersion(request);
     if (route.kind === 'batch') {
@@ -203,7 +204,7 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       return problemResponse(apiError('NOT_FOUND', `No ${type.toLowerCase()} with this id in this organization.`), requestId);
     }
     const sparse = sparseRecord(query.shape);
-    if (route.kind === 'list' || route.kind === 'related') {
+    if (route.kind === 'list' || route.kind === 'sync' || route.kind === 'related') {
       const page = data as { data: Array<Record<string, unknown>> };
       return Response.json({ ...page, data: page.data.map(tombstone).map(sparse) });
     }

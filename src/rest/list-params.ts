@@ -119,10 +119,10 @@ export function restQuery(url: URL, route: Route): RestQuery {
   const where: Record<string, unknown> = {};
   const shape: Shape = {};
   const paging = new Map(route.params.map((p) => [p.name, p]));
-  const shaped = route.kind === 'list' || route.kind === 'item';
+  const shaped = route.kind === 'list' || route.kind === 'sync' || route.kind === 'item';
   const seen = new Set<string>();
   const known = () => {
-    const names = [...paging.keys(), ...(route.where ? ['order_by', ...Object.keys(route.where.getFields()).map(snakeCase)] : []), ...(shaped ? ['fields', 'expand'] : [])];
+    const names = [...paging.keys(), ...(route.orderBy ? ['order_by'] : []), ...(route.where ? Object.keys(route.where.getFields()).map(snakeCase) : []), ...(shaped ? ['fields', 'expand'] : [])];
     return names.length > 0 ? ` (known: ${names.join(', ')})` : '';
   };
   for (const [name, raw] of url.searchParams) {

@@ -600,28 +600,45 @@ export function openApiDocument(routes: Route[]) {
       return { $ref: `#/components/schemas/${input.name}` };
     };
     const bodyErrors = { 413: problemRef(ERRORS.PAYLOAD_TOO_LARGE.description, 413), 415: problemRef(ERRORS.UNSUPPORTED_MEDIA_TYPE.description, 415) };
-    const syncs = route.params.some((p) => p.name === 'include_deleted');
+    // A list that syncs is documented without `include_deleted` (which it still takes), so
+    // its page holds records only; its sync (GET /{path}/sync) holds records or tombstones.
+    const syncs = route.kind === 'sync';
     if (syncs) schemas.Tombstone ??= TOMBSTONE;
     let operation: Record<string, unknown>;
-    if (route.kind === 'list' || route.kind === 'related' || route.kind === 'view') {
+    if (route.kind === 'list' || route.kind === 'sync' || route.kind === 'related' || route.kind === 'view') {
       const told = route.kind === 'view' ? descriptionOf(route.field) : undefined;
       const listed = route.record.description ?? `List ${route.resource.path}`;
-      const summaries = { list: listed, related: listed, view: told ? clause(told) : route.field };
+      const hasSync = routes.some((r) => r.kind === 'sync' && r.resource.path === route.resource.path);
+      const summaries = {
+        list: hasSync ? `List ${route.resource.path}, newest first (or in change order from \`updated_since\`)` : listed,
+        sync: `Sync ${route.resource.path}: every change in change order, deleted ones as tombstones`,
+        related: listed,
+        view: told ? clause(told) : route.field,
+      };
+      const descriptions = {
+        list: hasSync
+          ? `${listed}. Deleted ones are not listed: to mirror ${route.resource.path}, follow \`GET /v1/${route.resource.path}/sync\`, whose rows are records or tombstones (this list's \`include_deleted=true\`, the contract's spelling, answers the same rows).`
+          : undefined,
+        sync: `The list in change order, oldest change first, with deleted ${route.resource.path} as tombstones (the list's \`include_deleted=true\`). \`next_cursor\` is never null: on the last page it is where to resume later, and a reader that follows it never misses a committed change.`,
+        related: undefined,
+        view: told ? [told, route.record.description].filter(Boolean).join(' ') : undefined,
+      };
+      const documented = route.params.filter((p) => route.kind !== 'list' || p.name !== 'include_deleted' || !hasSync);
       operation = {
-        operationId: route.kind === 'list' ? `list${name}s` : route.field,
-        summary: syncs ? `List ${route.resource.path}, newest first (or in change order, to sync)` : summaries[route.kind],
-        ...(told ? { description: [told, route.record.description].filter(Boolean).join(' ') } : {}),
+        operationId: route.kind === 'list' ? `list${name}s` : route.kind === 'sync' ? `sync${name}s` : route.field,
+        summary: summaries[route.kind],
+        ...(descriptions[route.kind] ? { description: descriptions[route.kind] } : {}),
         // A view pages but takes no filters, sort or shape (rest/list-params.ts reads none).
         parameters: [
           ...(route.kind === 'related' ? [idParam] : []),
-          ...route.params.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: paramSchema(p) })),
+          ...documented.map((p) => ({ name: p.name, in: 'query', required: false, description: p.description, schema: paramSchema(p) })),
           ...(route.orderBy ? [orderByParam(route.orderBy)] : []),
           ...(route.where ? filterParams(route.where, resourceOf) : []),
-          ...(route.kind === 'list' ? shapeParams(route, fieldsOf(name)) : []),
+          ...(route.kind === 'list' || route.kind === 'sync' ? shapeParams(route, fieldsOf(name)) : []),
         ],
         responses: {
           200: {
-            description: syncs ? `A page of ${route.resource.path}. With \`include_deleted\`, deleted ones are tombstones.` : 'A page.',
+            description: syncs ? `A page of ${route.resource.path}: records as they are now, deleted ones as tombstones.` : 'A page.',
             headers: answerHeaders(200),
             content: {
               'application/json': {

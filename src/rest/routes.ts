@@ -46,10 +46,12 @@ export interface QueryParam {
 }
 
 /**
- * A row's kind: a resource declaration's (RestExtension), or `import`: POST /v1/{path} whose
- * body is a CSV file, its query parameters the field's other arguments (schema/imports.ts).
+ * A row's kind: a resource declaration's (RestExtension); `import`: POST /v1/{path} whose
+ * body is a CSV file, its query parameters the field's other arguments (schema/imports.ts);
+ * or `sync`: GET /v1/{path}/sync, the list in change order with its tombstones, made for
+ * every list that can sync.
  */
-export type RowKind = RestExtension['kind'] | 'import';
+export type RowKind = RestExtension['kind'] | 'import' | 'sync';
 
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -151,6 +153,7 @@ const ADDRESS: Record<RowKind, { method: Route['method']; path: (rest: Declared)
   view: { method: 'GET', path: (rest) => `/${rest.path}/${rest.verb!}` },
   upsert: { method: 'PUT', path: (rest) => `/${rest.path}/by_external_id/{id}` },
   batch: { method: 'POST', path: (rest) => `/${rest.path}/batch` },
+  sync: { method: 'GET', path: (rest) => `/${rest.path}/sync` },
   import: { method: 'POST', path: (rest) => `/${rest.path}` },
 };
 
@@ -193,6 +196,14 @@ function rowsOf(schema: GraphQLSchema): Row[] {
         ...paramKind(getNamedType(arg.type).name, schema),
       }));
       rows.push({ ...row, params, document: template(selection) });
+      // A list that can sync has a sync of its own address, so that its answer is typed as
+      // records or tombstones and the plain list's as records (a generated client's
+      // `data.map((c) => c.name)` compiles). It is the list with `include_deleted=true`,
+      // always in change order: no page, no order_by.
+      if (rest.kind === 'list' && params.some((p) => p.name === 'include_deleted')) {
+        const sync = params.filter((p) => p.name !== 'page' && p.name !== 'include_deleted');
+        rows.push({ ...row, kind: 'sync', path: ADDRESS.sync.path(rest), orderBy: undefined, params: sync, document: template(selection) });
+      }
     } else if (rest.kind === 'batch') {
       const template = (record: string) =>
         `mutation Batch(${declarations}) { result: ${field.name}(${passing}) { results { index status record { ${record} } error { code message errors { param message } } } } }`;

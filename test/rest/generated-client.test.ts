@@ -178,6 +178,21 @@ export function sharedBy(r: Duplicates['responses'][200]['content']['application
 }
 export const merge: paths['/customers/{id}/merge']['post']['requestBody']['content']['application/json'] = { source_ids: ['00000000-0000-4000-8000-000000000000'] };
 
+// A plain list holds records; its sync holds records as they are now and tombstones.
+export function names(r: List['responses'][200]['content']['application/json']): string[] {
+  return r.data.map((customer) => customer.name);
+}
+type Sync = paths['/customers/sync']['get'];
+type SyncPage = Sync['responses'][200]['content']['application/json'];
+export function mirror(r: SyncPage): string[] {
+  return r.data.map((row) => ('deleted' in row ? \`gone \${row.id}\` : row.name));
+}
+// @ts-expect-error a sync's row may be a tombstone, which has no name
+export const syncNames = (r: SyncPage): string[] => r.data.map((row) => row.name);
+export const resume: NonNullable<Sync['parameters']['query']> = { cursor: 'next', limit: 100, updated_since: '2026-11-01T00:00:00Z' };
+// @ts-expect-error a sync is in change order
+export const sortedSync: NonNullable<Sync['parameters']['query']> = { order_by: ['name'] };
+
 // Integration keys: filters on every list, and on every record.
 export const byKeys: NonNullable<paths['/jobs']['get']['parameters']['query']> = { external_id: 'crm-1', metadata: { tier: 'gold' } };
 export function tier(job: components['schemas']['Job']): string | undefined {

@@ -57,7 +57,7 @@ describe('OpenAPI document', () => {
     // An hour's window: 'spent' can be driven to a 429 faster than its allowance refills.
     api = await startApi(
       'postgres',
-      { acme: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, spent: { org: 'Acme' } },
+      { acme: { org: 'Acme' }, explorer: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, spent: { org: 'Acme' } },
       { RATE_LIMIT_WINDOW_SECONDS: '3600', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
     );
     const response = await call(`${api.url}/v1/openapi.json`);
@@ -259,7 +259,8 @@ describe('OpenAPI document', () => {
   });
 
   it('declares exactly the parameters the server reads, in the form it reads them', async () => {
-    const key = api.keys.acme!;
+    // A key of its own: it sends most of a window's allowance.
+    const key = api.keys.explorer!;
     const client = rest(api, key);
     const customer = (await client.post('/customers', { name: 'Filtered', email: 'filtered@x.example' })).body;
     const job = (await client.post('/jobs', { customer_id: customer.id, title: 'Filtered' })).body;
@@ -277,12 +278,18 @@ describe('OpenAPI document', () => {
       expect(refused.status, path).toBe(400);
       const known = /known: ([^)]*)\)/.exec(refused.body.errors[0].message)![1]!.split(', ');
       // `expand` is declared where the record refers to another (elsewhere any value is a 400).
-      expect(declared.map((p) => p.name).sort(), path).toEqual(known.filter((name) => name !== 'expand' || param(path, 'expand')).sort());
+      // A list that has a sync takes `include_deleted` (the contract's spelling of its sync)
+      // but declares only records: its description sends a mirror to the sync instead.
+      const legacy = (name: string) => name === 'include_deleted' && !!document.paths[`${path}/sync`];
+      if (known.some(legacy)) expect(document.paths[path].get.description, path).toContain(`GET /v1${path}/sync`);
+      expect(declared.map((p) => p.name).sort(), path).toEqual(known.filter((name) => (name !== 'expand' || param(path, 'expand')) && !legacy(name)).sort());
       if (known.includes('expand') && !param(path, 'expand')) expect((await client.get(`${at}?expand=customer`)).status, path).toBe(400);
       // Each sort, filter and shape, written as declared (every property of a range or a
-      // relation on its own), is accepted.
-      const paging = ROUTES.find((r) => r.method === 'GET' && r.path === path)!.params.map((p) => p.name);
-      for (const p of declared.filter((p) => !paging.includes(p.name))) {
+      // relation on its own), is accepted. A sync's filters are its list's (one `<Type>Where`,
+      // read by the same code): sending them twice would pass one key's allowance.
+      const route = ROUTES.find((r) => r.method === 'GET' && r.path === path)!;
+      const paging = route.params.map((p) => p.name);
+      for (const p of declared.filter((p) => !paging.includes(p.name) && (route.kind !== 'sync' || p.name === 'fields'))) {
         for (const value of sampleValues(p.schema)) {
           const query = serialize(p, value);
           const response = await client.get(`${at}?${query}`);
@@ -355,9 +362,10 @@ describe('OpenAPI document', () => {
     conforms('/jobs/{id}/restore', 'post', await client.post(`/jobs/${job.id}/restore`), 200);
     conforms('/jobs/{id}/start', 'post', await client.post(`/jobs/${job.id}/start`), 200);
     await client.delete(`/jobs/${job.id}`);
-    const sync = await client.get('/jobs?include_deleted=true');
+    const sync = await client.get('/jobs/sync');
     expect(sync.body.data.some((row: { deleted?: boolean }) => row.deleted)).toBe(true);
-    conforms('/jobs', 'get', sync, 200);
+    conforms('/jobs/sync', 'get', sync, 200);
+    conforms('/jobs', 'get', await client.get('/jobs?updated_since=2026-01-01T00:00:00Z'), 200);
   });
 
   it('upserts answer as documented: 201 with Location, 200, refusals; an external id shaped like an action is an external id', async () => {

@@ -20,7 +20,10 @@ describe('the route table', () => {
 
   it('takes each row\'s scope from its field, and serves every field the schema marks for REST', () => {
     const marked = [...Object.values(schema.getQueryType()!.getFields()), ...Object.values(schema.getMutationType()!.getFields())].filter((f) => f.extensions.rest);
-    expect(ROUTES).toHaveLength(marked.length);
+    // Every list that syncs has a sync row beside it (GET /{path}/sync).
+    const syncs = ROUTES.filter((route) => route.kind === 'list' && route.params.some((p) => p.name === 'include_deleted'));
+    expect(ROUTES.filter((route) => route.kind === 'sync').map((route) => route.path)).toEqual(syncs.map((route) => `${route.path}/sync`));
+    expect(ROUTES).toHaveLength(marked.length + syncs.length);
     for (const route of ROUTES) {
       const field = /result: (\w+)/.exec(route.document)![1]!;
       const declared = (schema.getQueryType()!.getFields()[field] ?? schema.getMutationType()!.getFields()[field])!;

@@ -111,6 +111,34 @@ describe.each(DB_KINDS)('REST cursors and sync on %s', (kind) => {
     expect(withDeleted.body.data).toContainEqual({ id: victim.id, deleted: true, deleted_at: expect.any(String), version: 2 });
   });
 
+  it('GET /customers/sync is the list with include_deleted=true: the same rows and cursors, no page or order_by', async () => {
+    const victim = (await acme.post('/customers', { name: 'Synced away' })).body;
+    await acme.delete(`/customers/${victim.id}`);
+    const viaList = await acme.get('/customers?include_deleted=true&limit=100');
+    const viaSync = await acme.get('/customers/sync?limit=100');
+    expect(viaSync.status, JSON.stringify(viaSync.body)).toBe(200);
+    expect(viaSync.body.data).toEqual(viaList.body.data);
+    expect(viaSync.body.data).toContainEqual({ id: victim.id, deleted: true, deleted_at: expect.any(String), version: 2 });
+    // Its cursor resumes on either address; filters and the record's shape apply as on the list.
+    const first = await acme.get('/customers/sync?limit=3&fields=name');
+    expect(Object.keys(first.body.data[0]).sort()).toEqual(['id', 'name']);
+    const cursor = first.body.pagination.next_cursor as string;
+    const onSync = await acme.get(`/customers/sync?cursor=${cursor}&limit=3`);
+    const onList = await acme.get(`/customers?cursor=${cursor}&limit=3`);
+    expect(onSync.body.data).toEqual(onList.body.data);
+    expect(onSync.body.data.map((r: Row) => r.id)).toEqual(viaList.body.data.slice(3, 6).map((r: Row) => r.id));
+    const jobs = await acme.get('/jobs/sync?status=scheduled');
+    expect(jobs.status).toBe(200);
+    expect(jobs.body.data.length).toBeGreaterThan(0);
+    for (const [path, param] of [['/customers/sync?page=2', 'page'], ['/customers/sync?order_by=name', 'order_by'], ['/customers/sync?include_deleted=false', 'include_deleted']]) {
+      const refused = await acme.get(path!);
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.errors[0].param).toBe(param);
+    }
+    expect((await acme.post('/customers/sync', { name: 'x' })).status).toBe(405);
+    await acme.post(`/customers/${victim.id}/restore`);
+  });
+
   it('a cursor from another organization, list or filter, tampered or truncated, is a 400 naming cursor', async () => {
     const mine = (await acme.get('/customers?include_deleted=true&limit=2')).body.pagination.next_cursor as string;
     const refusals = [
