@@ -11,9 +11,10 @@ import { createLogger } from '../logger.js';
 import { IMPORTABLE, newImport, type ImportMode } from '../imports/plan.js';
 import { claimImport, runImport } from '../imports/worker.js';
 import { schema } from '../schema/index.js';
-import { withDatabase } from './runtime.js';
+import { withDatabase, type Terminal } from './runtime.js';
 
-export async function importFile(args: string[], usage: (message: string) => Error): Promise<void> {
+/** Answers the exit code: 1 when a row was refused. */
+export async function importFile(args: string[], terminal: Terminal, usage: (message: string) => Error): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { org: { type: 'string' }, resource: { type: 'string' }, mode: { type: 'string' } } });
   const org = values.org?.trim();
   if (!org) throw usage('--org is required');
@@ -31,22 +32,22 @@ export async function importFile(args: string[], usage: (message: string) => Err
     const faults = (error.extensions.errors as FieldError[] | undefined) ?? [];
     throw new Error(`the file cannot be imported: ${faults.map((f) => `${f.param} ${f.message}`).join('; ') || error.message}`);
   }
-  await withDatabase(async ({ prisma }) => {
+  return withDatabase(terminal, async ({ prisma }) => {
     const organization = await prisma.organization.findUnique({ where: { name: org } });
     if (!organization) throw new Error(`no organization named "${org}"`);
     const { id } = await prisma.import.create({ data: { organizationId: organization.id, ...stored, requestId: 'cli' } });
-    console.error(`Import ${id}: ${stored.total} rows of ${resource} (${mode}).`);
+    terminal.err(`Import ${id}: ${stored.total} rows of ${resource} (${mode}).`);
     const job = await claimImport(prisma, undefined, { organizationId: organization.id, id });
     if (!job) {
-      console.error('A running server took it first: follow it at GET /v1/imports/' + id);
-      return;
+      terminal.err('A running server took it first: follow it at GET /v1/imports/' + id);
+      return 0;
     }
-    const log = createLogger('warn', (line) => process.stderr.write(line));
+    const log = createLogger('warn', (line) => terminal.err(line.trimEnd()));
     await runImport(prisma, schema, job, log);
     const done = await prisma.import.findUniqueOrThrow({ where: { organizationId_id: { organizationId: organization.id, id } } });
-    console.error(`${done.status}: ${done.created} created, ${done.updated} updated, ${done.failed} failed.`);
+    terminal.err(`${done.status}: ${done.created} created, ${done.updated} updated, ${done.failed} failed.`);
     const { status, total, created, updated, failed, errors } = done;
-    console.log(JSON.stringify({ id, status, total, created, updated, failed, errors }));
-    if (done.failed > 0) process.exitCode = 1;
+    terminal.out(JSON.stringify({ id, status, total, created, updated, failed, errors }));
+    return done.failed > 0 ? 1 : 0;
   });
 }

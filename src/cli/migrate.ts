@@ -1,6 +1,7 @@
 // npm run db:migrate: apply pending migrations to the configured database and exit.
-import { withDatabase } from './runtime.js';
+import { processTerminal, withDatabase } from './runtime.js';
 
-await withDatabase(async () => {
-  console.log('The database is up to date.');
+const terminal = processTerminal();
+process.exitCode = await withDatabase(terminal, async () => {
+  terminal.out('The database is up to date.');
 });

@@ -1,11 +1,12 @@
 // npm run seed: the demo organization with data in every resource, and a key for it
 // (printed alone on the last line of standard output).
 import { seedDemo } from '../db/demo-data.js';
-import { withDatabase } from './runtime.js';
+import { processTerminal, withDatabase } from './runtime.js';
 
-await withDatabase(async ({ prisma }) => {
+const terminal = processTerminal();
+process.exitCode = await withDatabase(terminal, async ({ prisma }) => {
   const { organization, key, seeded } = await seedDemo(prisma);
-  console.error(seeded ? `Seeded ${organization} with customers, jobs, emails, invoices, estimates and proposals.` : `${organization} already has data; adding a key only.`);
-  console.error('API key for the demo organization (shown once):');
-  console.log(key);
+  terminal.err(seeded ? `Seeded ${organization} with customers, jobs, emails, invoices, estimates and proposals.` : `${organization} already has data; adding a key only.`);
+  terminal.err('API key for the demo organization (shown once):');
+  terminal.out(key);
 });

@@ -4,13 +4,17 @@ import { SCOPES } from '../../src/auth/scopes.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { makeKeys } from '../helpers/api.js';
 import { migratedDatabase, type DbKind, type TestDatabase } from '../helpers/databases.js';
+import { runCliHere } from '../helpers/cli.js';
 import { lastLine, runNpm } from '../helpers/processes.js';
 
 const KEY = /^svc_live_[0-9A-Za-z]{32}$/;
 
 /**
  * The command line's tests on one kind of database: each kind is a test file of its own
- * (cli-pglite, cli-postgres), so the two run side by side; every CLI run is a process.
+ * (cli-pglite, cli-postgres), so the two run side by side. Most runs are in this process
+ * (runCliHere: the same commands on a recording terminal); those that test what the process
+ * does (the key alone on standard output, exit codes, a password on standard input, npm
+ * run seed) are processes, as a user runs them.
  */
 export function commandLineSuite(kind: DbKind): void {
   describe(`command line on ${kind}`, () => {
@@ -29,10 +33,10 @@ export function commandLineSuite(kind: DbKind): void {
       }
     }
 
-    const cli = (...args: string[]) => runNpm('cli', args, db.env);
+    const cli = (...args: string[]) => runCliHere(args, db.env);
 
     it('keys create prints the key alone on the last line, and the database holds only its hash', async () => {
-      const result = await cli('keys', 'create', '--org', 'Acme', '--scopes', 'all', '--name', 'Zapier');
+      const result = await runNpm('cli', ['keys', 'create', '--org', 'Acme', '--scopes', 'all', '--name', 'Zapier'], db.env);
       expect(result.code).toBe(0);
       const key = lastLine(result.stdout);
       expect(key).toMatch(KEY);
@@ -85,8 +89,16 @@ export function commandLineSuite(kind: DbKind): void {
       expect(result.stdout).toBe('');
     });
 
+    it('a process ends with the exit code of its command: 2 for bad usage, 1 for a failure', async () => {
+      const [usage, failure] = await Promise.all([runNpm('cli', ['keys', 'frobnicate'], db.env), runNpm('cli', ['keys', 'revoke', 'svc_live_nothing'], db.env)]);
+      expect([usage.code, failure.code]).toEqual([2, 1]);
+      expect(usage.stderr).toMatch(/usage:/);
+      expect(failure.stderr).toContain('error: no such key');
+      expect(usage.stdout + failure.stdout).toBe('');
+    });
+
     it('keys list shows name, prefix, scopes, status and dates, never the key', async () => {
-      // Made directly (keys create is tested above): each CLI run costs a process and a database open.
+      // Made directly (keys create is tested above).
       const { Reporting: key } = await makeKeys(db, { Reporting: { org: 'Listers', scopes: 'invoices:read' } });
       const result = await cli('keys', 'list', '--org', 'Listers');
       expect(result.code).toBe(0);
@@ -106,7 +118,7 @@ export function commandLineSuite(kind: DbKind): void {
 
     it.each(['key', 'prefix', 'id'] as const)('keys revoke accepts the whole key, its display prefix or its id (%s)', async (form) => {
       const org = `Revokers-${form}`;
-      // Made directly (keys create is tested above): each CLI run costs a process and a database open.
+      // Made directly (keys create is tested above).
       const { [org]: key } = await makeKeys(db, { [org]: { org } });
       const id = form === 'id' ? (await cli('keys', 'list', '--org', org)).stdout.trim().split('\t')[0] : undefined;
       const ref = form === 'key' ? key! : form === 'prefix' ? key!.slice(0, 17) : id!;

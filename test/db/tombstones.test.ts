@@ -3,12 +3,11 @@
 // invoices, estimates, proposals and emails are past the retention goes in the same run.
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
-import { migrate } from '../../src/db/migrator.js';
 import { SOFT_DELETED_MODELS } from '../../src/db/tenant.js';
 import { purgeOrder, purgeTombstones } from '../../src/db/tombstones.js';
 import { getDatamodel } from '../../src/generated/pothos-prisma-types.js';
 import { createLogger } from '../../src/logger.js';
-import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
+import { DB_KINDS, migratedDatabase } from '../helpers/databases.js';
 
 const DAY = 86_400_000;
 const lowerFirst = (name: string) => `${name.charAt(0).toLowerCase()}${name.slice(1)}`;
@@ -51,10 +50,9 @@ describe('the tombstone purge order', () => {
 
 describe.each(DB_KINDS)('tombstone purge on %s', (kind) => {
   it('purges a deleted customer with its deleted children past the retention in one run, and keeps the rest', async () => {
-    const fresh = await freshDatabase(kind);
-    const db = await openDatabase({ databaseUrl: fresh.env.DATABASE_URL, dataDir: fresh.env.DATA_DIR ?? '' });
+    const migrated = await migratedDatabase(kind);
+    const db = await openDatabase({ databaseUrl: migrated.env.DATABASE_URL, dataDir: migrated.env.DATA_DIR ?? '' });
     try {
-      await migrate(db.sql);
       const { prisma } = db;
       const organizationId = (await prisma.organization.create({ data: { name: 'Acme' } })).id;
       const family = async (name: string) => {
@@ -114,7 +112,7 @@ describe.each(DB_KINDS)('tombstone purge on %s', (kind) => {
       expect(Object.fromEntries(purged.map((line) => [line.resource, line.count]))).toEqual(Object.fromEntries(purgeOrder().map((model) => [model, 1])));
     } finally {
       await db.close();
-      await fresh.drop();
+      await migrated.drop();
     }
   });
 });

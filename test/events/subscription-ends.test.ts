@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/auth/api-keys.js';
 import { STREAM_LIMITS } from '../../src/events/streams.js';
 import { makeKeys, rest, serveInProcess, startApi } from '../helpers/api.js';
-import { DB_KINDS, freshDatabase } from '../helpers/databases.js';
+import { DB_KINDS, migratedDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { inProcess, type InProcess } from './in-process.js';
@@ -186,7 +186,7 @@ describe('a slow reader over a real socket', () => {
 
 describe('an instance that loses the database', () => {
   it("ends its streams saying they may have missed events; the client reconnects and catches up with after= (events committed through another instance meanwhile)", async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const keys = await makeKeys(db, { acme: { org: 'Acme' } });
     const target = new URL(db.env.DATABASE_URL!);
     const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
@@ -239,7 +239,7 @@ describe('an instance that loses the database', () => {
 
 describe.each(DB_KINDS)('shutdown with open streams on %s', (kind) => {
   it('ends them (SHUTTING_DOWN, then complete) and exits 0 at once', async () => {
-    const db = await freshDatabase(kind);
+    const db = await migratedDatabase(kind);
     const keys = await makeKeys(db, { acme: { org: 'Acme' } });
     const server = await startServer(db.env);
     try {

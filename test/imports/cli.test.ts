@@ -1,12 +1,14 @@
 // `npm run cli -- imports run`: a CSV file imported from the command line, as an operator runs
 // it, into a service's database: the same checks and counts as POST /v1/imports, the import
-// printed as JSON, exit code 1 when a row was refused and 2 for a usage error.
+// printed as JSON, exit code 1 when a row was refused and 2 for a usage error. The first run is
+// a process, as an operator's; the others run the same command in this process.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys } from '../helpers/api.js';
 import { DB_KINDS, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
+import { runCliHere } from '../helpers/cli.js';
 import { runNpm } from '../helpers/processes.js';
 
 describe.each(DB_KINDS)('cli imports run on %s', (kind) => {
@@ -32,16 +34,16 @@ describe.each(DB_KINDS)('cli imports run on %s', (kind) => {
     expect(printed.errors).toEqual([{ row: 2, param: 'email', message: expect.any(String) }]);
 
     const upsert = file('upsert.csv', 'external_id,name\ncli-1,Ada Lovelace\n');
-    const second = await runNpm('cli', ['imports', 'run', '--org', 'Acme', '--resource', 'customers', '--mode', 'upsert', upsert], db.env);
+    const second = await runCliHere(['imports', 'run', '--org', 'Acme', '--resource', 'customers', '--mode', 'upsert', upsert], db.env);
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ status: 'completed', total: 1, created: 0, updated: 1, failed: 0, errors: [] });
   });
 
   it('refuses a file it cannot run, and usage errors', async () => {
-    const unknown = await runNpm('cli', ['imports', 'run', '--org', 'Acme', '--resource', 'customers', file('bad.csv', 'name,emial\nA,a\n')], db.env);
+    const unknown = await runCliHere(['imports', 'run', '--org', 'Acme', '--resource', 'customers', file('bad.csv', 'name,emial\nA,a\n')], db.env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('emial is not a column');
-    const usage = await runNpm('cli', ['imports', 'run', '--org', 'Acme', file('ok.csv', 'name\nA\n')], db.env);
+    const usage = await runCliHere(['imports', 'run', '--org', 'Acme', file('ok.csv', 'name\nA\n')], db.env);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('--resource must be one of customers');
   });

@@ -1,13 +1,13 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, makeKeys } from '../helpers/api.js';
-import { freshDatabase, POSTGRES_ADMIN_URL } from '../helpers/databases.js';
+import { migratedDatabase, POSTGRES_ADMIN_URL } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 describe('a database outage', () => {
   it('answers 503 with Retry-After while PostgreSQL is unreachable, and recovers by itself', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const target = new URL(POSTGRES_ADMIN_URL);
     const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
@@ -51,7 +51,7 @@ describe('a database outage', () => {
   });
 
   it('a statement that cannot finish in time answers 503 with Retry-After, and frees its connection', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const server = await startServer({ ...db.env, DATABASE_POOL_SIZE: '1' });
     const blocker = new pg.Client({ connectionString: db.env.DATABASE_URL });
@@ -79,7 +79,7 @@ describe('a database outage', () => {
   });
 
   it('a flood of wildcard-heavy searches from one organization leaves another served', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const keys = await makeKeys(db, { noisy: { org: 'Noisy' }, quiet: { org: 'Quiet' } });
     const server = await startServer({ ...db.env, DATABASE_POOL_SIZE: '4', RATE_LIMIT_MAX: '1000' });
     try {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
 import { fingerprint } from '../../src/http/idempotency.js';
 import { call, makeKeys, startApi, type Api } from '../helpers/api.js';
-import { DB_KINDS, freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { DB_KINDS, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startServer, type RunningServer } from '../helpers/processes.js';
 
 describe.each(DB_KINDS)('Idempotency-Key on creates, on %s', (kind) => {
@@ -88,7 +88,7 @@ describe.each(DB_KINDS)('Idempotency-Key records on %s', (kind) => {
     call(`${server.url}/v1/customers`, { method: 'POST', key, json, headers: { 'idempotency-key': idempotencyKey } });
 
   beforeAll(async () => {
-    db = await freshDatabase(kind);
+    db = await migratedDatabase(kind);
     keys = await makeKeys(db, { writer: { org: 'Acme' }, reader: { org: 'Acme', scopes: 'customers:read' } });
     // What a process killed between a create's commit and storing its response leaves
     // behind (six minutes ago), and a record older than the 24 hours keys are kept.

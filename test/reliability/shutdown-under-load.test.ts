@@ -1,13 +1,13 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { makeKeys } from '../helpers/api.js';
-import { freshDatabase } from '../helpers/databases.js';
+import { migratedDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 import { stopUnderLoad } from '../helpers/shutdown-load.js';
 
 describe('graceful shutdown under load', () => {
   it('SIGTERM while creates are in flight: every 201 has its row, and nothing else was written', async () => {
-    const db = await freshDatabase('postgres');
+    const db = await migratedDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
     const server = await startServer({ ...db.env, RATE_LIMIT_MAX: '10000' });
     try {
