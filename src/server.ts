@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createServerAdapter } from '@whatwg-node/server';
 import { GraphQLError } from 'graphql';
-import { createAdmission, withRateHeaders } from './auth/admission.js';
+import { createAdmission, withRateHeaders, type Admission } from './auth/admission.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { Database } from './db/connection.js';
 import { lazyServiceKey } from './db/service-keys.js';
@@ -85,52 +85,95 @@ export function createApp({
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);
   const cors = createCors(corsOrigins);
 
+  /** Runs a surface's steps; a refusal one of them throws is rendered once, in that surface's form. */
+  async function rendering(render: (refusal: GraphQLError) => Response, steps: () => Promise<Response>): Promise<Response> {
+    try {
+      return await steps();
+    } catch (error) {
+      if (error instanceof GraphQLError) return render(error);
+      throw error;
+    }
+  }
+
+  /** What runs once admitted: the request (its body read), its address, and how it runs. */
+  interface Run {
+    request: Request;
+    /** Where an Idempotency-Key applies: the path below /v1, or /graphql. */
+    path: string;
+    dryRun: boolean;
+    run: (request: Request) => Promise<Response>;
+    /** Whether the request writes (from its body); a write unless said. */
+    writes?: (body: string) => boolean;
+    /** The body cap, where it is not a JSON body's. */
+    limit?: number;
+  }
+
+  /**
+   * The chain both surfaces share once a request is admitted: a write runs once per
+   * Idempotency-Key (a dry run persists nothing, its key included); refusals are rendered in
+   * the surface's form; every answer says where the key stands.
+   */
+  async function admitted(admission: Admission, requestId: string, render: (refusal: GraphQLError) => Response, prepare: () => Promise<Run>): Promise<Response> {
+    const response = await rendering(render, async () => {
+      const { request, path, dryRun, run, writes, limit } = await prepare();
+      return dryRun ? markDryRun(await run(request)) : idempotency.guard(request, { ...admission.auth, requestId }, path, run, writes, limit);
+    });
+    return withRateHeaders(response, admission);
+  }
+
   async function graphql(request: Request, requestId: string, address: string, logFields: Fields): Promise<Response> {
     if (wantsGraphiQL(request)) {
       const page = await yoga.fetch(request, { requestId, admission: null });
       for (const [name, value] of Object.entries(NO_FRAMING)) page.headers.set(name, value);
       return page;
     }
-    const admission = await admit(request, requestId, address, logFields);
-    if (admission instanceof GraphQLError) {
-      // Introspection alone needs no key (graphql/public-introspection.ts); the address was counted.
-      const body = codeOf(admission) === 'UNAUTHENTICATED' && request.method === 'POST' ? await readBody(request).catch(() => undefined) : undefined;
-      if (body === undefined || !isIntrospectionOnly(body)) return graphqlErrorResponse(admission);
-      const introspection = new Request(request.url, { method: 'POST', headers: request.headers, body });
-      return yoga.fetch(introspection, { requestId, admission: anonymousAdmission({ limit: 0, remaining: 0, resetSeconds: 0, limited: false }) });
-    }
-    // The document is read under the same size cap as a REST body before yoga parses it.
-    const body = request.method === 'POST' ? await readBody(request).catch((error: unknown) => error) : undefined;
-    if (body instanceof GraphQLError) return withRateHeaders(graphqlErrorResponse(body), admission);
-    // The signal goes along: it tells a subscription that its client left.
-    const bounded = typeof body === 'string' ? new Request(request.url, { method: 'POST', headers: request.headers, body, signal: request.signal }) : request;
-    const dryRun = wantsDryRun(request);
-    const run = async (req: Request) => yoga.fetch(req, { requestId, admission, dryRun });
-    // A dry run persists nothing, its Idempotency-Key included.
-    const response = dryRun ? markDryRun(await run(bounded)) : await idempotency.guard(bounded, { ...admission.auth, requestId }, '/graphql', run, graphqlRequestWrites);
-    return withRateHeaders(response instanceof GraphQLError ? graphqlErrorResponse(response) : response, admission);
+    return rendering(graphqlErrorResponse, async () => {
+      let introspection: string | undefined;
+      const admission = await admit(request, requestId, address, logFields).catch(async (refusal: GraphQLError) => {
+        // Introspection alone needs no key (graphql/public-introspection.ts); the address was counted.
+        const body = codeOf(refusal) === 'UNAUTHENTICATED' && request.method === 'POST' ? await readBody(request).catch(() => undefined) : undefined;
+        if (body === undefined || !isIntrospectionOnly(body)) throw refusal;
+        introspection = body;
+        return undefined;
+      });
+      if (!admission) {
+        const anonymous = new Request(request.url, { method: 'POST', headers: request.headers, body: introspection });
+        return yoga.fetch(anonymous, { requestId, admission: anonymousAdmission({ limit: 0, remaining: 0, resetSeconds: 0, limited: false }) });
+      }
+      return admitted(admission, requestId, graphqlErrorResponse, async () => {
+        // The document is read under the same size cap as a REST body before yoga parses it;
+        // the signal goes along: it tells a subscription that its client left.
+        const bounded = request.method === 'POST' ? new Request(request.url, { method: 'POST', headers: request.headers, body: await readBody(request), signal: request.signal }) : request;
+        const dryRun = wantsDryRun(request);
+        const run = async (req: Request) => yoga.fetch(req, { requestId, admission, dryRun });
+        return { request: bounded, path: '/graphql', dryRun, run, writes: graphqlRequestWrites };
+      });
+    });
   }
 
   async function rest(request: Request, url: URL, requestId: string, address: string, logFields: Fields): Promise<Response | undefined> {
     const match = matchRest(request.method, url.pathname);
     if (match.kind === 'not-found') return undefined;
     if (match.kind === 'reference') return match.respond();
+    const render = (refusal: GraphQLError) => problemResponse(refusal, requestId);
     if (match.kind === 'method-not-allowed') {
       const detail = `${request.method} is not allowed here; use ${match.allow.join(' or ')}.`;
-      return problemResponse(apiError('METHOD_NOT_ALLOWED', detail, { headers: { Allow: match.allow.join(', ') } }), requestId);
+      return render(apiError('METHOD_NOT_ALLOWED', detail, { headers: { Allow: match.allow.join(', ') } }));
     }
     logFields.route = `${match.route.method} ${match.route.path}`;
-    const admission = await admit(request, requestId, address, logFields);
-    if (admission instanceof GraphQLError) return problemResponse(admission, requestId);
-    const dryRun = match.route.method !== 'GET' && wantsDryRun(request);
-    const execute = routeExecutor(yoga, log, request, { requestId, admission, dryRun });
-    const run = (req: Request) => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
-    // Writes are guarded by their Idempotency-Key; the key covers this record's address. A
-    // dry run persists nothing, its Idempotency-Key included.
-    const path = url.pathname.slice(match.base.length);
-    const limit = match.route.kind === 'import' ? MAX_IMPORT_BYTES : undefined;
-    const response = match.route.method === 'GET' ? await run(request) : dryRun ? markDryRun(await run(request)) : await idempotency.guard(request, { ...admission.auth, requestId }, path, run, undefined, limit);
-    return withRateHeaders(response instanceof GraphQLError ? problemResponse(response, requestId) : response, admission);
+    return rendering(render, async () => {
+      const admission = await admit(request, requestId, address, logFields);
+      const dryRun = match.route.method !== 'GET' && wantsDryRun(request);
+      const execute = routeExecutor(yoga, log, request, { requestId, admission, dryRun });
+      return admitted(admission, requestId, render, async () => ({
+        request,
+        // The key covers this record's address.
+        path: url.pathname.slice(match.base.length),
+        dryRun,
+        run: (req) => handleRest(match.route, req, url, match.base, match.id, execute, requestId),
+        limit: match.route.kind === 'import' ? MAX_IMPORT_BYTES : undefined,
+      }));
+    });
   }
 
   async function route(request: Request, url: URL, requestId: string, address: string, logFields: Fields): Promise<Response> {

@@ -13,29 +13,33 @@ import type { Authenticator, Auth } from './authenticate.js';
 // The type lives with the request's context, which carries it (and which the error policy reads).
 export type { Admission } from '../context.js';
 
-export type Admit = (request: Request, requestId: string, clientAddress: string, logFields: Fields) => Promise<Admission | GraphQLError>;
+/** Admits a request, or throws the refusal (a coded GraphQLError) for the surface to render. */
+export type Admit = (request: Request, requestId: string, clientAddress: string, logFields: Fields) => Promise<Admission>;
 
 export function createAdmission(authenticate: Authenticator, rateLimiter: RateLimiter, log: Logger): Admit {
   return async (request, requestId, clientAddress, logFields) => {
+    let refusal: GraphQLError | undefined;
     try {
-      let auth: Auth;
+      let auth: Auth | undefined;
       try {
         auth = await authenticate(request.headers.get('authorization'));
       } catch (error) {
         const anonymous = await rateLimiter.consume(`address:${clientAddress}`);
-        if (anonymous.limited) return apiError('RATE_LIMITED', 'Too many requests without a valid API key from this address.', { headers: rateLimitHeaders(anonymous) });
-        return safeError(error, log, requestId);
+        refusal = anonymous.limited
+          ? apiError('RATE_LIMITED', 'Too many requests without a valid API key from this address.', { headers: rateLimitHeaders(anonymous) })
+          : safeError(error, log, requestId);
       }
-      logFields.organization_id = auth.organizationId;
-      logFields.key_prefix = auth.keyPrefix;
-      const rate = await rateLimiter.consume(`key:${auth.keyId}`);
-      if (rate.limited) {
-        return apiError('RATE_LIMITED', `Rate limit of ${rate.limit} requests per window exceeded; retry in ${rate.resetSeconds} s.`, { headers: rateLimitHeaders(rate) });
+      if (auth) {
+        logFields.organization_id = auth.organizationId;
+        logFields.key_prefix = auth.keyPrefix;
+        const rate = await rateLimiter.consume(`key:${auth.keyId}`);
+        if (!rate.limited) return { auth, rate };
+        refusal = apiError('RATE_LIMITED', `Rate limit of ${rate.limit} requests per window exceeded; retry in ${rate.resetSeconds} s.`, { headers: rateLimitHeaders(rate) });
       }
-      return { auth, rate };
     } catch (error) {
-      return safeError(error, log, requestId);
+      refusal = safeError(error, log, requestId);
     }
+    throw refusal;
   };
 }
 

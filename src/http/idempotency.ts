@@ -13,7 +13,7 @@
 // minutes its retries get a final 409 saying so. Keys are kept for 24 hours, then purged.
 import { createHash } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { getOperationAST, GraphQLError, parse } from 'graphql';
+import { getOperationAST, parse, type GraphQLError } from 'graphql';
 import { apiError } from '../errors.js';
 import { isDatabaseUnreachable } from '../graphql/error-policy.js';
 import type { Logger } from '../logger.js';
@@ -46,12 +46,12 @@ function unknownYet(): GraphQLError {
   );
 }
 
-/** Runs a step that only reads or claims: a database outage answers 503 rather than a 500. */
-async function orUnavailable<T>(step: () => Promise<T>): Promise<T | GraphQLError> {
+/** Runs a step that only reads or claims: a database outage is a 503 rather than a 500. */
+async function orUnavailable<T>(step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
-    if (isDatabaseUnreachable(error)) return unavailable();
+    if (isDatabaseUnreachable(error)) throw unavailable();
     throw error;
   }
 }
@@ -159,16 +159,16 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
     return apiError('CONFLICT', 'The first request with this Idempotency-Key did not finish, so whether it took effect is unknown. Check for its record before sending it again with a new key.');
   }
 
-  /** Answers a retry from the key's record, or undefined when the key is free again. */
-  async function replay(organizationId: string, key: string, print: string): Promise<Response | GraphQLError | undefined> {
+  /** Answers a retry from the key's record (or throws its refusal), or undefined when the key is free again. */
+  async function replay(organizationId: string, key: string, print: string): Promise<Response | undefined> {
     const first = await prisma.idempotencyKey.findUnique({ where: { organizationId_key: { organizationId, key } } });
     if (!first) return undefined;
     if (first.fingerprint !== print) {
-      return apiError('BAD_REQUEST', 'This Idempotency-Key was used with a different request; use a new key for a new request.', {
+      throw apiError('BAD_REQUEST', 'This Idempotency-Key was used with a different request; use a new key for a new request.', {
         errors: [{ param: 'Idempotency-Key', message: 'was already used with a different request' }],
       });
     }
-    if (first.status === null) return unsettledAnswer(`${organizationId}\n${key}`, first.createdAt);
+    if (first.status === null) throw unsettledAnswer(`${organizationId}\n${key}`, first.createdAt);
     // Answers stored before they were sealed are JSON (they begin with `{`).
     const body = first.body?.startsWith(SEALED) ? (await box()).open(first.body) : first.body;
     return responseOf({ status: first.status, body, contentType: first.contentType, location: first.location, etag: first.etag }, true);
@@ -176,19 +176,18 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
 
   /**
    * Runs `execute` once for this API key and Idempotency-Key, or answers what the first run
-   * answered, or the refusal to send.
+   * answered, or throws the refusal to send.
    */
-  async function once(caller: Caller, idempotencyKey: string, print: string, request: Request, rest: Asked['rest'], execute: () => Promise<Response>): Promise<Response | GraphQLError> {
+  async function once(caller: Caller, idempotencyKey: string, print: string, request: Request, rest: Asked['rest'], execute: () => Promise<Response>): Promise<Response> {
     const { organizationId } = caller;
     // One API key's keys are its own: another key of the organization (say, a read-only
     // one) can neither replay nor block them.
     const key = `${caller.keyId}:${idempotencyKey}`;
     const id = `${organizationId}\n${key}`;
     // A first request of this instance that ended without recording its outcome: record it now.
-    if ((await outcomes.pending(organizationId, key, SETTLE_WAIT_MS)) === 'unsettled') return unknownYet();
+    if ((await outcomes.pending(organizationId, key, SETTLE_WAIT_MS)) === 'unsettled') throw unknownYet();
     for (let attempt = 0; ; attempt++) {
-      const expired = await orUnavailable(() => prisma.idempotencyKey.deleteMany({ where: { organizationId, key, createdAt: { lt: new Date(Date.now() - TTL_MS) } } }));
-      if (expired instanceof GraphQLError) return expired;
+      await orUnavailable(() => prisma.idempotencyKey.deleteMany({ where: { organizationId, key, createdAt: { lt: new Date(Date.now() - TTL_MS) } } }));
       const mine: Claim = { organizationId, key, claimedAt: new Date() };
       let claimed: boolean;
       try {
@@ -197,17 +196,18 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
         if (!isDatabaseUnreachable(error)) throw error;
         // The claim may have been written without this instance hearing so: take it back.
         void outcomes.settle(mine, () => outcomes.release(mine), 0);
-        return unavailable();
+        throw unavailable();
       }
       if (claimed) return run(mine, id, caller, request, rest, execute);
       const answer = await orUnavailable(() => replay(organizationId, key, print));
       // The key was released between the claim and the look: claim it again.
-      if (answer !== undefined || attempt >= 2) return answer ?? unavailable();
+      if (answer !== undefined) return answer;
+      if (attempt >= 2) throw unavailable();
     }
   }
 
   /** Runs the first request with a key and records how it ended. */
-  async function run(claim: Claim, id: string, caller: Caller, request: Request, rest: Asked['rest'], execute: () => Promise<Response>): Promise<Response | GraphQLError> {
+  async function run(claim: Claim, id: string, caller: Caller, request: Request, rest: Asked['rest'], execute: () => Promise<Response>): Promise<Response> {
     running.add(id);
     // The request counts as running until its outcome is being recorded (retries then wait for that).
     const record = (task: () => Promise<Outcome>) => {
@@ -238,16 +238,16 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
     const asked: Asked = { requestId: requestIdOf(caller, request, answer), rest };
     const outcome = await record(() => outcomes.check(claim, asked));
     if (outcome && 'answer' in outcome) return responseOf(outcome.answer, false);
-    if (!outcome) return unknownYet();
+    if (!outcome) throw unknownYet();
     if (answer) return responseOf(answer, false, response!.headers);
-    if (isDatabaseUnreachable(failure)) return unavailable();
+    if (isDatabaseUnreachable(failure)) throw unavailable();
     throw failure;
   }
 
   /**
    * Runs a write once per Idempotency-Key; without the header, or for a request that writes
-   * nothing (`writes` says, from the body), just runs it. A refusal comes back as an error
-   * for the caller's surface to render.
+   * nothing (`writes` says, from the body), just runs it. A refusal is thrown (a coded
+   * GraphQLError) for the caller's surface to render.
    */
   async function guard(
     request: Request,
@@ -257,18 +257,12 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
     writes: (body: string) => boolean = () => true,
     /** The route's body cap (an import's CSV is larger than a JSON body may be). */
     limit?: number,
-  ): Promise<Response | GraphQLError> {
+  ): Promise<Response> {
     const key = request.headers.get(IDEMPOTENCY_HEADER);
     if (key === null || !WRITES.has(request.method)) return run(request);
     const invalid = idempotencyKeyError(key);
-    if (invalid) return invalid;
-    let body: string;
-    try {
-      body = await readBody(request, limit);
-    } catch (error) {
-      if (error instanceof GraphQLError) return error;
-      throw error;
-    }
+    if (invalid) throw invalid;
+    const body = await readBody(request, limit);
     const replayable = new Request(request.url, { method: request.method, headers: request.headers, body });
     if (!writes(body)) return run(replayable);
     const rest = path === '/graphql' ? undefined : { pathname: new URL(request.url).pathname, path };

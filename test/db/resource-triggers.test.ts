@@ -1,0 +1,147 @@
+// install_resource_triggers (migration 20261127000000_resource_triggers): the one line a
+// resource's migration needs for its triggers. It must make exactly what the earlier
+// migrations wrote by hand for each table, and a table given them behaves as a resource:
+// versions and the change sequence stamped, its totals kept, its events written at commit.
+// With TEST_CITUS_URL the database is distributed (Citus): the table is then distributed too.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { DB_KINDS, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
+
+/** The arguments each existing table's hand-written triggers were made with. */
+const EXISTING = [
+  { table: 'customers', args: "'customer'" },
+  { table: 'jobs', args: "'job', 'status'" },
+  { table: 'emails', args: "'email', 'type'" },
+  { table: 'invoices', args: "'invoice', 'status', 'invoice_line_items'" },
+];
+
+describe.each(DB_KINDS)('install_resource_triggers on %s', (kind) => {
+  let migrated: TestDatabase;
+  let db: Database;
+  let citus: boolean;
+  beforeAll(async () => {
+    migrated = await migratedDatabase(kind);
+    db = await openDatabase({ databaseUrl: migrated.env.DATABASE_URL, dataDir: migrated.env.DATA_DIR ?? '' });
+    citus = (await db.sql.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).length > 0;
+  });
+  afterAll(async () => {
+    await db?.close();
+    await migrated?.drop();
+  });
+
+  /** A table's own triggers (not Citus's or the foreign keys'), as CREATE statements. */
+  const triggerDefs = async (table: string) =>
+    (
+      await db.sql.query<{ def: string }>(
+        'SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname',
+        [table],
+      )
+    ).map((row) => row.def);
+
+  /** As a migration runs it: one transaction; on Citus, in a session where triggers on distributed tables are still refused. */
+  const migration = (script: string) =>
+    db.sql.exec(`${citus ? "SELECT set_config('citus.enable_unsafe_triggers', 'off', true);" : ''}${script}`);
+
+  it.each(EXISTING)('makes the three triggers $table has, to the letter', async ({ table, args }) => {
+    const copy = `scratch_${table}`;
+    await migration(`CREATE TABLE ${copy} (LIKE ${table}); SELECT install_resource_triggers('${copy}', ${args});`);
+    const expected = (await triggerDefs(table)).map((def) =>
+      def.replace(new RegExp(`^(CREATE (?:CONSTRAINT )?TRIGGER )${table}_| ON (public\\.)?${table} `, 'g'), (match) => match.replace(table, copy)),
+    );
+    expect(expected).toHaveLength(3);
+    expect(await triggerDefs(copy)).toEqual(expected);
+  });
+
+  it('gives a new tenant table versions, the change sequence, totals by its split column and events at commit', async () => {
+    // What a resource's migration holds: the table, the one line, then its foreign keys
+    // (on Citus the line must come before them: a local table may not refer to customers).
+    // The enumeration from a migration of its own: creating a type in the same transaction
+    // would switch Citus to sequential mode and hide whether the line does that itself.
+    await migration("CREATE TYPE scratch_note_kind AS ENUM ('call', 'visit')");
+    await migration(`
+      CREATE TABLE scratch_notes (
+        id UUID NOT NULL DEFAULT gen_random_uuid(),
+        organization_id UUID NOT NULL,
+        customer_id UUID NOT NULL,
+        kind scratch_note_kind NOT NULL DEFAULT 'call',
+        body TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        deleted_at TIMESTAMPTZ(3),
+        change_seq BIGINT NOT NULL DEFAULT 0,
+        CONSTRAINT scratch_notes_pkey PRIMARY KEY (organization_id, id)
+      );
+      SELECT install_resource_triggers('scratch_notes', 'scratch_note', 'kind');
+      ALTER TABLE scratch_notes ADD FOREIGN KEY (organization_id) REFERENCES organizations(id);
+      ALTER TABLE scratch_notes ADD FOREIGN KEY (organization_id, customer_id) REFERENCES customers(organization_id, id);
+    `);
+    if (citus) {
+      const [placed] = await db.sql.query<{ column: string; colocated: boolean }>(
+        `SELECT n.distribution_column AS column, n.colocation_id = c.colocation_id AS colocated
+         FROM citus_tables n, citus_tables c WHERE n.table_name = 'scratch_notes'::regclass AND c.table_name = 'organization_counters'::regclass`,
+      );
+      expect(placed).toEqual({ column: 'organization_id', colocated: true });
+    }
+
+    const organizationId = (await db.prisma.organization.create({ data: { name: `Scratch ${kind}` } })).id;
+    const customerId = (await db.prisma.customer.create({ data: { organizationId, name: 'Ann' } })).id;
+    const counter = async () =>
+      Number((await db.sql.query<{ seq: string | number }>('SELECT change_seq AS seq FROM organization_counters WHERE organization_id = $1', [organizationId]))[0]!.seq);
+    const events = async () =>
+      (await db.sql.query<{ seq: string | number; type: string; body: string; previous: Record<string, unknown> | null }>(
+        "SELECT seq, type, object ->> 'body' AS body, previous FROM events WHERE organization_id = $1 AND resource = 'scratch_note' ORDER BY seq",
+        [organizationId],
+      )).map((event) => ({ ...event, seq: Number(event.seq) }));
+    const counts = async () =>
+      Object.fromEntries(
+        (await db.sql.query<{ status: string; count: string | number }>(
+          "SELECT status, count FROM record_counts WHERE organization_id = $1 AND resource = 'scratch_notes'",
+          [organizationId],
+        )).map((row) => [row.status, Number(row.count)]),
+      );
+
+    // The event is written when the transaction commits, not before; the record is stamped at once.
+    const noteId = await db.prisma.$transaction(async (tx) => {
+      // RETURNING kind::text, as Prisma reads an enumeration (on Citus it needs the immutable cast).
+      const [note] = await tx.$queryRawUnsafe<{ id: string; kind: string; version: number; change_seq: bigint }[]>(
+        'INSERT INTO scratch_notes (organization_id, customer_id, body) VALUES ($1::uuid, $2::uuid, $3) RETURNING id, kind::text, version, change_seq',
+        organizationId, customerId, 'Called',
+      );
+      expect(note).toMatchObject({ kind: 'call', version: 1 });
+      expect(await tx.$queryRawUnsafe<unknown[]>("SELECT 1 FROM events WHERE organization_id = $1::uuid AND resource = 'scratch_note'", organizationId)).toEqual([]);
+      return note!.id;
+    });
+    expect(await events()).toEqual([{ seq: await counter(), type: 'scratch_note.created', body: 'Called', previous: null }]);
+    await db.sql.query("INSERT INTO scratch_notes (organization_id, customer_id, kind, body) VALUES ($1, $2, 'visit', 'Visited')", [organizationId, customerId]);
+    expect(await counts()).toEqual({ call: 1, visit: 1 });
+
+    const change = async (set: string) => {
+      const [row] = await db.sql.query<{ version: number; change_seq: string | number }>(
+        `UPDATE scratch_notes SET ${set} WHERE organization_id = $1 AND id = $2 RETURNING version, change_seq`,
+        [organizationId, noteId],
+      );
+      expect(Number(row!.change_seq)).toBe(await counter());
+      return row!.version;
+    };
+    expect(await change("body = 'Called back'")).toBe(2);
+    expect(await change("kind = 'visit'")).toBe(3);
+    expect(await counts()).toEqual({ call: 0, visit: 2 });
+    expect(await change('deleted_at = now()')).toBe(4);
+    expect(await counts()).toEqual({ call: 0, visit: 1 });
+    expect(await change('deleted_at = NULL')).toBe(5);
+    expect(await counts()).toEqual({ call: 0, visit: 2 });
+    await db.sql.query('DELETE FROM scratch_notes WHERE organization_id = $1 AND id = $2', [organizationId, noteId]);
+    expect(await counts()).toEqual({ call: 0, visit: 1 });
+
+    const log = await events();
+    expect(log.map((event) => event.type)).toEqual([
+      'scratch_note.created',
+      'scratch_note.created',
+      'scratch_note.updated',
+      'scratch_note.updated',
+      'scratch_note.deleted',
+      'scratch_note.restored',
+    ]);
+    expect(log[2]!.previous).toEqual({ body: 'Called' });
+    expect(log[3]!.previous).toEqual({ kind: 'call' });
+  });
+});
