@@ -1,10 +1,9 @@
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
-import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
+import { integrationInputs } from './integration-keys.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineCreate, defineResource } from './resource.js';
-import { writing } from './changes.js';
-import { InputCheck, patchData } from './validation.js';
+import { patchData } from './validation.js';
 
 export const Customer = builder.prismaObject('Customer', {
   fields: (t) => ({
@@ -57,16 +56,12 @@ defineResource(Customer, {
         phone: t.string(ruled(FIELDS.phone, 'null clears it.')),
       }),
     }),
-    check: async (ctx, patch) => {
-      const check = new InputCheck(ctx.inputErrors);
-      const data = patchData(patch as { name?: string | null; email?: string | null; phone?: string | null }, {
+    check: async (_ctx, patch, check) =>
+      patchData(patch as { name?: string | null; email?: string | null; phone?: string | null }, {
         name: (name) => check.text('name', name, FIELDS.name),
         email: (email) => check.email('email', email, FIELDS.email),
         phone: (phone) => check.phone('phone', phone),
-      });
-      check.done();
-      return data;
-    },
+      }),
   },
 });
 
@@ -84,16 +79,10 @@ defineCreate('Customer', {
   scope: 'customers:write',
   rest: 'customers',
   input: CreateCustomerInput,
-  run: async (ctx, input, query) => {
-    const check = new InputCheck(ctx.inputErrors);
-    const name = check.text('name', input.name, FIELDS.name);
-    const email = check.email('email', input.email, FIELDS.email);
-    const phone = check.phone('phone', input.phone);
-    const keys = createKeys(check, input);
-    check.done();
-    return holdingExternalId(ctx, 'Customer', keys.externalId, () => writing(ctx, (tx) => tx.customer.create({
-      ...query,
-      data: { ...keys, organizationId: ctx.auth.organizationId, name: name!, email, phone },
-    })));
-  },
+  check: async (_ctx, input, check) => ({
+    name: check.text('name', input.name, FIELDS.name)!,
+    email: check.email('email', input.email, FIELDS.email),
+    phone: check.phone('phone', input.phone),
+  }),
+  create: (tx, data, query) => tx.customer.create({ ...query, data }),
 });

@@ -1,13 +1,11 @@
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
-import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
+import { integrationInputs } from './integration-keys.js';
 import { EmailType } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { EmailTypeEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { defineCreate, defineResource } from './resource.js';
-import { writing } from './changes.js';
-import { InputCheck } from './validation.js';
 
 export const Email = builder.prismaObject('Email', {
   fields: (t) => ({
@@ -71,8 +69,7 @@ defineCreate('Email', {
   scope: 'customers:write',
   rest: 'emails',
   input: CreateEmailInput,
-  run: async (ctx, input, query) => {
-    const check = new InputCheck(ctx.inputErrors);
+  check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     if (!input.type) check.fail('type', 'is required');
     const from = check.email('from', input.from, FIELDS.from);
@@ -80,21 +77,15 @@ defineCreate('Email', {
     const subject = check.text('subject', input.subject, FIELDS.subject);
     const body = check.text('body', input.body, FIELDS.body);
     await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
-    const keys = createKeys(check, input);
-    check.done();
-    return holdingExternalId(ctx, 'Email', keys.externalId, () => writing(ctx, (tx) => tx.email.create({
-      ...query,
-      data: {
-        ...keys,
-        organizationId: ctx.auth.organizationId,
-        customerId: customerId!,
-        type: input.type!,
-        fromAddress: from!,
-        toAddress: to!,
-        subject: subject!,
-        body: body ?? '',
-        sentAt: input.sentAt ?? new Date(),
-      },
-    }), { customerId }));
+    return {
+      customerId: customerId!,
+      type: input.type!,
+      fromAddress: from!,
+      toAddress: to!,
+      subject: subject!,
+      body: body ?? '',
+      sentAt: input.sentAt ?? new Date(),
+    };
   },
+  create: (tx, data, query) => tx.email.create({ ...query, data }),
 });

@@ -2,14 +2,13 @@ import { JobStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
-import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
+import { integrationInputs } from './integration-keys.js';
 import { JobStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineCreate, defineResource } from './resource.js';
 import type { Move } from './transitions.js';
-import { writing } from './changes.js';
-import { InputCheck, patchData } from './validation.js';
+import { patchData } from './validation.js';
 
 export const Job = builder.prismaObject('Job', {
   fields: (t) => ({
@@ -67,8 +66,7 @@ defineResource(Job, {
         scheduledAt: t.field({ type: 'DateTime', description: 'null clears it.' }),
       }),
     }),
-    check: async (ctx, patch) => {
-      const check = new InputCheck(ctx.inputErrors);
+    check: async (ctx, patch, check) => {
       const data = patchData(patch as { customerId?: string | null; title?: string | null; description?: string | null; scheduledAt?: Date | null }, {
         customerId: (id) => check.id('customerId', id, FIELDS.customerId),
         title: (title) => check.text('title', title, FIELDS.title),
@@ -76,7 +74,6 @@ defineResource(Job, {
         scheduledAt: (at) => at,
       });
       if (data.customerId) await requireReference(check, ctx.prisma.customer, 'customerId', data.customerId as string);
-      check.done();
       return data;
     },
   },
@@ -98,17 +95,12 @@ defineCreate('Job', {
   scope: 'jobs:write',
   rest: 'jobs',
   input: CreateJobInput,
-  run: async (ctx, input, query) => {
-    const check = new InputCheck(ctx.inputErrors);
+  check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     const title = check.text('title', input.title, FIELDS.title);
     const description = check.text('description', input.description, FIELDS.description);
     await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
-    const keys = createKeys(check, input);
-    check.done();
-    return holdingExternalId(ctx, 'Job', keys.externalId, () => writing(ctx, (tx) => tx.job.create({
-      ...query,
-      data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null },
-    }), { customerId }));
+    return { customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null };
   },
+  create: (tx, data, query) => tx.job.create({ ...query, data }),
 });

@@ -3,10 +3,9 @@
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
-import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
+import { integrationInputs } from './integration-keys.js';
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
-import { writing } from './changes.js';
 import { requireReference } from './references.js';
 import { defineCreate } from './resource.js';
 import { InputCheck, MAX_AMOUNT, patchData } from './validation.js';
@@ -80,18 +79,15 @@ interface BillingInput {
   lineItems?: readonly LineItemInputShape[] | null;
 }
 
-/** Checks a new invoice's or estimate's input; throws a BAD_REQUEST listing every fault. */
-export async function checkBillingInput({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, input: BillingInput) {
-  const check = new InputCheck(inputErrors);
+/** Checks a new invoice's or estimate's input on `check`; answers its data. */
+async function checkBillingInput({ prisma }: Pick<Context, 'prisma'>, input: BillingInput, check: InputCheck) {
   const customerId = check.id('customerId', input.customerId as string | null | undefined, BILLING.customerId);
   const jobId = check.id('jobId', input.jobId as string | null | undefined, BILLING.jobId);
   const currency = check.currency('currency', input.currency);
   const { lines, totalAmount } = checkLineItems(check, input.lineItems);
   await requireReference(check, prisma.customer, 'customerId', customerId);
   await requireReference(check, prisma.job, 'jobId', jobId);
-  const keys = createKeys(check, input);
-  check.done();
-  return { ...keys, customerId: customerId!, jobId, currency, totalAmount, lineItems: { createMany: { data: lines } } };
+  return { customerId: customerId!, jobId, currency: currency!, totalAmount, lineItems: { createMany: { data: lines } } };
 }
 
 interface BillingCreate {
@@ -120,8 +116,7 @@ export function billingUpdate(type: 'Invoice' | 'Estimate', date: BillingDate) {
         [date]: t.field({ type: 'Date', description: 'null clears it.' }),
       }),
     }),
-    check: async ({ prisma, inputErrors }: Pick<Context, 'prisma' | 'inputErrors'>, patch: Record<string, unknown>) => {
-      const check = new InputCheck(inputErrors);
+    check: async ({ prisma }: Pick<Context, 'prisma'>, patch: Record<string, unknown>, check: InputCheck) => {
       const data = patchData(patch, {
         jobId: (id) => check.id('jobId', id as string | null, BILLING.jobId),
         currency: (currency) => check.currency('currency', currency as string | null),
@@ -132,7 +127,6 @@ export function billingUpdate(type: 'Invoice' | 'Estimate', date: BillingDate) {
         Object.assign(data, { totalAmount, lineItems: { deleteMany: {}, createMany: { data: lines } } });
       }
       if (data.jobId) await requireReference(check, prisma.job, 'jobId', data.jobId as string);
-      check.done();
       return data;
     },
     editable: ['draft'] as const,
@@ -157,15 +151,14 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
     scope,
     rest,
     input: Input,
-    run: async (ctx, input, query) => {
-      const checked = await checkBillingInput(ctx, input as BillingInput);
-      const organizationId = ctx.auth.organizationId;
-      const day = (input as unknown as Record<string, Date | null | undefined>)[date] ?? null;
-      return holdingExternalId(ctx, type, checked.externalId, () => writing(ctx, async (tx) => {
-        const data = { ...checked, organizationId, number: await nextNumber(tx, organizationId, kind), [date]: day };
-        const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
-        return model.create({ ...query, data });
-      }, { customerId: checked.customerId, jobId: checked.jobId }));
+    check: async (ctx, input, check) => ({
+      ...(await checkBillingInput(ctx, input as BillingInput, check)),
+      [date]: (input as unknown as Record<string, Date | null | undefined>)[date] ?? null,
+    }),
+    // The number is taken in the create's transaction: a create that fails takes none.
+    create: async (tx, data, query) => {
+      const model = tx[kind] as unknown as { create(args: object): Promise<unknown> };
+      return model.create({ ...query, data: { ...data, number: await nextNumber(tx, data.organizationId, kind) } });
     },
   });
 }

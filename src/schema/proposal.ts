@@ -1,14 +1,13 @@
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
-import { createKeys, holdingExternalId, integrationInputs } from './integration-keys.js';
+import { integrationInputs } from './integration-keys.js';
 import { QuoteStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { QuoteStatusEnum } from './enums.js';
 import { requireReference } from './references.js';
 import { defineCreate, defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
-import { writing } from './changes.js';
-import { InputCheck, patchData } from './validation.js';
+import { patchData } from './validation.js';
 
 export const Proposal = builder.prismaObject('Proposal', {
   fields: (t) => ({
@@ -57,16 +56,12 @@ defineResource(Proposal, {
         currency: t.string(ruled(FIELDS.currency)),
       }),
     }),
-    check: async (ctx, patch) => {
-      const check = new InputCheck(ctx.inputErrors);
-      const data = patchData(patch as { title?: string | null; totalAmount?: number | null; currency?: string | null }, {
+    check: async (_ctx, patch, check) =>
+      patchData(patch as { title?: string | null; totalAmount?: number | null; currency?: string | null }, {
         title: (title) => check.text('title', title, FIELDS.title),
         totalAmount: (amount) => check.amount('totalAmount', amount),
         currency: (currency) => check.currency('currency', currency),
-      });
-      check.done();
-      return data;
-    },
+      }),
     // A proposal that was sent is what the customer saw.
     editable: ['draft'],
   },
@@ -88,18 +83,13 @@ defineCreate('Proposal', {
   scope: 'proposals:write',
   rest: 'proposals',
   input: CreateProposalInput,
-  run: async (ctx, input, query) => {
-    const check = new InputCheck(ctx.inputErrors);
+  check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     const title = check.text('title', input.title, FIELDS.title);
     const totalAmount = check.amount('totalAmount', input.totalAmount);
     const currency = check.currency('currency', input.currency);
     await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
-    const keys = createKeys(check, input);
-    check.done();
-    return holdingExternalId(ctx, 'Proposal', keys.externalId, () => writing(ctx, (tx) => tx.proposal.create({
-      ...query,
-      data: { ...keys, organizationId: ctx.auth.organizationId, customerId: customerId!, title: title!, totalAmount, currency },
-    }), { customerId }));
+    return { customerId: customerId!, title: title!, totalAmount: totalAmount!, currency: currency! };
   },
+  create: (tx, data, query) => tx.proposal.create({ ...query, data }),
 });

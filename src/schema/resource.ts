@@ -9,12 +9,12 @@ import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { builder, type Types } from './builder.js';
-import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, type ResourceType, type Tx } from './changes.js';
+import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
-import { checkExternalId, checkMetadata, holdingExternalId, integrationFields, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
+import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
 import { canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
-import { customerFilter } from './references.js';
+import { customerFilter, type References } from './references.js';
 import { registerResource } from './registry.js';
 import { registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
@@ -47,8 +47,12 @@ type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
 interface UpdateSpec<Status extends string> {
   /** The `Update<Type>Input`: every field optional; null clears an optional one. */
   input: InputObjectRef<SchemaTypes, object>;
-  /** Checks a patch (every fault named at once) and answers the data to write. */
-  check: (ctx: Context, patch: Record<string, unknown>) => Promise<object>;
+  /**
+   * Checks a patch on `check` and answers the data to write. `check` already holds the
+   * faults found before (a REST body's unknown fields, the integration keys'); the update
+   * reports them all at once, before it writes.
+   */
+  check: (ctx: Context, patch: Record<string, unknown>, check: InputCheck) => Promise<object>;
   /** Statuses in which the record may be edited (any when absent). */
   editable?: readonly Status[];
 }
@@ -181,11 +185,11 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
       async ({ id, expectedVersion, input }, ctx, query) => {
         // Integration keys are every resource's: checked here, the rest by the resource.
         const { externalId, metadata, ...fields } = input ?? {};
-        const keys = new InputCheck(ctx.inputErrors);
-        const external = checkExternalId(keys, externalId);
-        const patch = checkMetadata(keys, metadata, true);
-        const data: Record<string, unknown> = { ...(await update.check({ ...ctx, inputErrors: keys.errors }, fields)) };
-        keys.done();
+        const check = new InputCheck(ctx.inputErrors);
+        const external = checkExternalId(check, externalId);
+        const patch = checkMetadata(check, metadata, true);
+        const data: Record<string, unknown> = { ...(await update.check(ctx, fields, check)) };
+        check.done();
         if (external !== undefined) data.externalId = external;
         const before = patch ? mergeMetadata(ctx.auth.organizationId, spec.type, patch, data) : undefined;
         // Integration keys are no part of what a status freezes (a sent invoice can be tagged).
@@ -236,19 +240,36 @@ function maintainedTotal<Status extends string>(ctx: Context, spec: ResourceSpec
 /** The REST row of a create mutation: `POST /v1/{path}`. */
 export const restCreate = (path: string) => restExtension({ path, kind: 'create' });
 
-interface CreateSpec<Input> {
+interface CreateSpec<Input, Data extends object> {
   description?: string;
   scope: Scope;
   /** REST path of `POST /v1/{path}`, where REST offers the create. */
   rest?: string;
   input: InputObjectRef<SchemaTypes, Input>;
-  /** Checks the input (every fault at once) and writes the record, answering it as `query` selects it. */
-  run: (ctx: Context, input: Input, query: object) => Promise<unknown>;
+  /**
+   * Checks the input on `check` and answers the record's data. `check` already holds the
+   * faults found before (a REST body's unknown fields); the create reports them all, with
+   * the integration keys', at once, before it writes.
+   */
+  check: (ctx: Context, input: Input, check: InputCheck) => Promise<Data>;
+  /**
+   * Writes the record in the create's transaction (the references its data names, such as
+   * customerId, held until it commits), answering it as `query` selects it.
+   */
+  create: (tx: Tx, data: Data & { organizationId: string }, query: object) => Promise<unknown>;
 }
 
 /** `create<Type>(input)`, and its write for upserts and batches. */
-export function defineCreate<Input>(type: ResourceType, spec: CreateSpec<Input>): void {
-  registerWrite(`create${type}`, ({ input }, ctx, query) => spec.run(ctx, input as Input, query));
+export function defineCreate<Input, Data extends object>(type: ResourceType, spec: CreateSpec<Input, Data>): void {
+  const run = async (ctx: Context, input: Input, query: object) => {
+    const check = new InputCheck(ctx.inputErrors);
+    const checked = await spec.check(ctx, input, check);
+    const keys = createKeys(check, input as { externalId?: string | null; metadata?: unknown });
+    check.done();
+    const data = { ...keys, ...checked, organizationId: ctx.auth.organizationId };
+    return holdingExternalId(ctx, type, keys.externalId, () => writing(ctx, (tx) => spec.create(tx, data, query), data as References));
+  };
+  registerWrite(`create${type}`, ({ input }, ctx, query) => run(ctx, input as Input, query));
   builder.mutationField(`create${type}`, (t) =>
     t.prismaField({
       type,
@@ -257,7 +278,7 @@ export function defineCreate<Input>(type: ResourceType, spec: CreateSpec<Input>)
       nullable: true,
       extensions: spec.rest ? restCreate(spec.rest) : undefined,
       args: { input: t.arg({ type: spec.input, required: true }) },
-      resolve: (query, _root, args, ctx) => spec.run(ctx, (args as { input: Input }).input, query) as never,
+      resolve: (query, _root, args, ctx) => run(ctx, (args as { input: Input }).input, query) as never,
     }),
   );
 }

@@ -55,16 +55,16 @@ describe('remembered API keys, across instances', () => {
     }
   });
 
-  it('a key revoked with the CLI is refused by both instances on their next request', async () => {
+  it('a key revoked with the CLI is refused by both instances as soon as the change is announced', async () => {
     expect(await status(a, keys.cli!)).toBe(200);
     // The CLI as an operator runs it: a process of its own, outside both instances.
     const result = await runNpm('cli', ['keys', 'revoke', keys.cli!], db.env);
     expect(result.code, result.stderr).toBe(0);
-    expect(await status(a, keys.cli!)).toBe(401);
-    expect(await status(b, keys.cli!)).toBe(401);
+    expect(await refusedAfter(a, keys.cli!)).toBeLessThan(500);
+    expect(await refusedAfter(b, keys.cli!)).toBeLessThan(500);
   });
 
-  it('a key revoked in one instance\'s account page is refused at once by it, and by the other', async () => {
+  it('a key revoked in one instance\'s account page is refused at once by it, and by the other as soon as the change is announced', async () => {
     const session = (await postLogin(a.url, 'owner@acme.example', 'the right password')).session!;
     const page = await (await fetch(`${a.url}/settings/api-keys`, { headers: { cookie: session } })).text();
     const [, keyId] = new RegExp(`${keys.page!.slice(0, 17)}[\\s\\S]*?/settings/api-keys/([0-9a-f-]{36})/revoke`).exec(page)!;
@@ -77,7 +77,9 @@ describe('remembered API keys, across instances', () => {
     });
     expect(revoked.status).toBe(303);
     expect(await status(a, keys.page!)).toBe(401);
-    expect(await status(b, keys.page!)).toBe(401);
+    // The other instance hears of it by NOTIFY: a request that reaches it before the notice
+    // (milliseconds; longer on a loaded machine) is still served.
+    expect(await refusedAfter(b, keys.page!)).toBeLessThan(500);
   });
 
   /** Milliseconds from the commit until `server` refuses `key`. */
