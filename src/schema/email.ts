@@ -18,10 +18,6 @@ export const Email = builder.prismaObject('Email', {
     // Up to 100,000 characters: the query bounds count it as 100 records (see graphql/query-bounds.ts).
     body: t.exposeString('body', { extensions: { cost: 100 } }),
     sentAt: t.expose('sentAt', { type: 'DateTime' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
-    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });

@@ -17,10 +17,6 @@ export const Proposal = builder.prismaObject('Proposal', {
     status: t.expose('status', { type: QuoteStatusEnum }),
     totalAmount: t.exposeInt('totalAmount', { description: 'Minor units of the currency (12550 is 125.50).' }),
     currency: t.exposeString('currency', { description: 'ISO 4217.' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
-    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });

@@ -90,12 +90,26 @@ const delegate = (ctx: Context, type: ResourceType) => ctx.prisma[delegateName(t
 
 const an = (word: string) => (/^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}`);
 
-/** Declares a resource's list, item, changes, transitions and REST rows; `record` is its prismaObject. */
+/** The fields every resource's record has, after its own: its times, version and deletion stamp. */
+function recordFields(type: ResourceType): void {
+  builder.prismaObjectFields(type, (t) => ({
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
+  }));
+}
+
+/**
+ * Declares a resource's list, item, changes, transitions and REST rows; `record` is its
+ * prismaObject, holding `id` and its own fields (the common ones are added here).
+ */
 export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, spec: ResourceSpec<Status>): void {
   const item = delegateName(spec.type);
   registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
   const Page = pageType(spec.type, record);
   const asked = declareList(spec.type, spec.list);
+  recordFields(spec.type);
   integrationFields(spec.type);
   for (const kind of ['created', 'deleted', 'restored', ...(spec.update ? ['updated'] : []), ...Object.values(spec.moves ?? {}).map((move) => transitionKind(move.to))]) {
     EVENT_TYPES.add(`${item}.${kind}`);
