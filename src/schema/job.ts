@@ -91,6 +91,7 @@ defineCreate('Job', {
   scope: 'jobs:write',
   rest: 'jobs',
   input: CreateJobInput,
+  example: { title: 'Fix the boiler', description: 'It knocks at night.', scheduledAt: new Date('2026-12-01T09:00:00Z') },
   check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     const title = check.text('title', input.title, FIELDS.title);

@@ -151,6 +151,7 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
     scope,
     rest,
     input: Input,
+    example: { currency: 'EUR', lineItems: [{ description: 'Labour', quantity: 2, unitAmount: 5000 }], [date]: new Date('2026-12-31') },
     check: async (ctx, input, check) => ({
       ...(await checkBillingInput(ctx, input as BillingInput, check)),
       [date]: (input as unknown as Record<string, Date | null | undefined>)[date] ?? null,

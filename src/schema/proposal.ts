@@ -79,6 +79,7 @@ defineCreate('Proposal', {
   scope: 'proposals:write',
   rest: 'proposals',
   input: CreateProposalInput,
+  example: { title: 'Renovation', totalAmount: 120000, currency: 'EUR' },
   check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     const title = check.text('title', input.title, FIELDS.title);

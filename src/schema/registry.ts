@@ -16,6 +16,11 @@ export interface RegisteredResource {
   read: Scope;
   /** The scope of its changes (its create may ask another, e.g. an email's). */
   write: Scope;
+  /**
+   * A valid create input (GraphQL names), its references (customerId, jobId) left out: what
+   * the suites that run over every resource create it with (test/resources).
+   */
+  example?: Readonly<Record<string, unknown>>;
 }
 
 const registered = new Map<ResourceType, RegisteredResource>();
@@ -27,6 +32,13 @@ export function registerResource(resource: RegisteredResource): void {
     }
   }
   registered.set(resource.type, Object.freeze({ ...resource }));
+}
+
+/** Records a resource's create example; its create is declared after the resource. */
+export function registerExample(type: ResourceType, example: Record<string, unknown>): void {
+  const resource = registered.get(type);
+  if (!resource) throw new Error(`${type}'s create is declared before its resource (defineResource first)`);
+  registered.set(type, Object.freeze({ ...resource, example: Object.freeze({ ...example }) }));
 }
 
 /** Every declared resource, in declaration order. Throws if none is: the schema was not loaded. */

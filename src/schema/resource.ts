@@ -15,7 +15,7 @@ import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrat
 import { canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { customerFilter, type References } from './references.js';
-import { registerResource } from './registry.js';
+import { registerExample, registerResource } from './registry.js';
 import { registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
@@ -260,6 +260,8 @@ interface CreateSpec<Input, Data extends object> {
   /** REST path of `POST /v1/{path}`, where REST offers the create. */
   rest?: string;
   input: InputObjectRef<SchemaTypes, Input>;
+  /** A valid input, its references (customerId, jobId) left out (see RegisteredResource). */
+  example: Partial<Input>;
   /**
    * Checks the input on `check` and answers the record's data. `check` already holds the
    * faults found before (a REST body's unknown fields); the create reports them all, with
@@ -284,6 +286,7 @@ export function defineCreate<Input, Data extends object>(type: ResourceType, spe
     return holdingExternalId(ctx, type, keys.externalId, () => writing(ctx, (tx) => spec.create(tx, data, query), data as References));
   };
   registerWrite(`create${type}`, ({ input }, ctx, query) => run(ctx, input as Input, query));
+  registerExample(type, spec.example as Record<string, unknown>);
   builder.mutationField(`create${type}`, (t) =>
     t.prismaField({
       type,
