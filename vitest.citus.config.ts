@@ -17,6 +17,8 @@ export const CITUS_SUITES = [
   'test/events/subscriptions.test.ts',
   'test/webhooks/webhooks.test.ts',
   'test/auth/isolation.test.ts',
+  'test/resources/operations.test.ts',
+  'test/db/resource-triggers.test.ts',
 ];
 
 export default defineConfig({

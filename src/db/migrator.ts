@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import type { Sql } from './sql.js';
+import { splitStatements } from './split-sql.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
 
@@ -78,6 +79,10 @@ export async function migrate(sql: Sql, migrations = readMigrations(), log?: Pic
     }
     const done: string[] = [];
     const pending = migrations.filter((migration) => !applied.has(migration.name));
+    // Citus passes some DDL on distributed tables (a named constraint, an index) to its
+    // workers as the whole query string, which fails when that holds several statements
+    // (citusdata/citus#6608): there, a migration runs one statement at a time.
+    const oneByOne = (await conn.query<{ citus: boolean }>("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus"))[0]!.citus;
     for (const migration of pending) {
       log?.info(`applying migration ${migration.name}`, { migration: migration.name, number: done.length + 1, of: pending.length });
       // Each migration and its record commit together, or not at all.
@@ -86,7 +91,7 @@ export async function migrate(sql: Sql, migrations = readMigrations(), log?: Pic
         // API statements are time-bounded (db/connection.ts); a migration may take its time.
         await conn.exec('SET LOCAL statement_timeout = 0');
         const startedAt = new Date();
-        await conn.exec(migration.script);
+        for (const statement of oneByOne ? splitStatements(migration.script) : [migration.script]) await conn.exec(statement);
         await conn.query(
           `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count)
            VALUES ($1, $2, now(), $3, $4, 1)`,
