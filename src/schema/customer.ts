@@ -75,7 +75,7 @@ defineCreate('Customer', {
   scope: 'customers:write',
   rest: 'customers',
   input: CreateCustomerInput,
-  example: { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+442071234567' },
+  example: { name: 'Grace Hopper', email: 'grace@example.com', phone: '+442071234567' },
   check: async (_ctx, input, check) => ({
     name: check.text('name', input.name, FIELDS.name)!,
     email: check.email('email', input.email, FIELDS.email),

@@ -65,7 +65,7 @@ defineCreate('Email', {
   scope: 'customers:write',
   rest: 'emails',
   input: CreateEmailInput,
-  example: { type: 'incoming', from: 'ada@example.com', to: 'office@example.com', subject: 'The boiler', body: 'It knocks at night.' },
+  example: { type: 'incoming', from: 'grace@example.com', to: 'office@example.com', subject: 'The boiler', body: 'It knocks at night.' },
   check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     if (!input.type) check.fail('type', 'is required');

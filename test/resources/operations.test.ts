@@ -1,34 +1,21 @@
 // Every operation a resource has, run over every resource the registry holds: a resource
 // declared with defineResource and defineCreate (with its example) is tested here without a
 // line of test code of its own. REST as a client sends it, on both databases.
-import { getNamedType, isNonNullType, type GraphQLInputObjectType, type GraphQLInputType } from 'graphql';
+import { isNonNullType, type GraphQLInputObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/rest/router.js';
 import { snakeCase } from '../../src/rest/names.js';
 import { schema } from '../../src/schema/index.js';
 import { registeredResources, type RegisteredResource } from '../../src/schema/registry.js';
 import { gql, rest, startApi, type Api } from '../helpers/api.js';
+import { createExample, exampleBody } from '../helpers/examples.js';
 import { DB_KINDS } from '../helpers/databases.js';
 
 type Client = ReturnType<typeof rest>;
 type Row = Record<string, unknown> & { id: string; version: number };
 
 const RESOURCES = registeredResources();
-/** The resource each reference field names. */
-const REFERENCES: Record<string, string> = { customerId: 'Customer', jobId: 'Job' };
 const hasRoute = (method: string, path: string) => ROUTES.some((route) => route.method === method && route.path === path);
-
-/** A GraphQL input value as a REST body writes it: snake_case names, dates as ISO 8601 text. */
-function restValue(value: unknown, type: GraphQLInputType): unknown {
-  const named = getNamedType(type);
-  if (value instanceof Date) return named.name === 'Date' ? value.toISOString().slice(0, 10) : value.toISOString();
-  if (Array.isArray(value)) return value.map((item) => restValue(item, named as GraphQLInputType));
-  if (value && typeof value === 'object' && 'getFields' in named) {
-    const fields = (named as GraphQLInputObjectType).getFields();
-    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [snakeCase(name), restValue(inner, fields[name]!.type)]));
-  }
-  return value;
-}
 
 describe.each(DB_KINDS)('every resource, every operation, on %s', (kind) => {
   let api: Api;
@@ -44,23 +31,8 @@ describe.each(DB_KINDS)('every resource, every operation, on %s', (kind) => {
   });
   afterAll(() => api?.stop());
 
-  /** The body of a create from the resource's example, its required references made first. */
-  async function createBody(resource: RegisteredResource, client = acme): Promise<Record<string, unknown>> {
-    expect(resource.example, `${resource.type} declares an example with its create`).toBeDefined();
-    const input = schema.getType(`Create${resource.type}Input`) as GraphQLInputObjectType;
-    const body = restValue(resource.example, input) as Record<string, unknown>;
-    for (const [field, type] of Object.entries(REFERENCES)) {
-      const declared = input.getFields()[field];
-      if (declared && isNonNullType(declared.type)) body[snakeCase(field)] = (await create(RESOURCES.find((r) => r.type === type)!, client)).id;
-    }
-    return body;
-  }
-
-  async function create(resource: RegisteredResource, client = acme): Promise<Row> {
-    const created = await client.post(`/${resource.path}`, await createBody(resource, client));
-    expect(created.status, `POST /${resource.path}: ${JSON.stringify(created.body)}`).toBe(201);
-    return created.body;
-  }
+  const createBody = (resource: RegisteredResource, client = acme) => exampleBody(client, resource);
+  const create = (resource: RegisteredResource, client = acme): Promise<Row> => createExample(client, resource);
 
   describe.each(RESOURCES.map((resource) => ({ resource, name: resource.path })))('$name', ({ resource }) => {
     const path = `/${resource.path}`;

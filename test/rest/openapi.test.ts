@@ -14,6 +14,7 @@ import { ROUTES } from '../../src/rest/router.js';
 import { schema } from '../../src/schema/index.js';
 import { registeredResources } from '../../src/schema/registry.js';
 import { call, gql, rest, startApi, type Api, type JsonResponse } from '../helpers/api.js';
+import { createExample } from '../helpers/examples.js';
 
 const run = promisify(execFile);
 
@@ -265,9 +266,8 @@ describe('OpenAPI document', () => {
     const customer = (await client.post('/customers', { name: 'Filtered', email: 'filtered@x.example' })).body;
     const job = (await client.post('/jobs', { customer_id: customer.id, title: 'Filtered' })).body;
     await client.post('/invoices', { customer_id: customer.id, job_id: job.id, currency: 'USD', line_items: [{ description: 'x', quantity: 1, unit_amount: 5 }] });
-    await gql(api, key, 'mutation($i: CreateEstimateInput!) { createEstimate(input: $i) { id } }', { i: { customerId: customer.id, currency: 'USD', lineItems: [{ description: 'x', quantity: 1, unitAmount: 1 }] } });
-    await gql(api, key, 'mutation($i: CreateProposalInput!) { createProposal(input: $i) { id } }', { i: { customerId: customer.id, title: 'P', totalAmount: 1, currency: 'USD' } });
-    await gql(api, key, 'mutation($i: CreateEmailInput!) { createEmail(input: $i) { id } }', { i: { customerId: customer.id, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'S' } });
+    // A record of every resource, so that each item route has an id to answer.
+    for (const resource of registeredResources()) await createExample(client, resource);
     await client.post('/webhook_endpoints', { url: 'http://127.0.0.1:9/unused', event_types: ['invoice.paid'] });
     let checked = 0;
     for (const path of Object.keys(document.paths).filter((p) => document.paths[p].get)) {
@@ -309,9 +309,8 @@ describe('OpenAPI document', () => {
     await client.post('/customers', { name: 'Ada L.', email: 'ada@x.example' });
     const job = await client.post('/jobs', { customer_id: customer.body.id, title: 'Boiler' });
     const invoice = await client.post('/invoices', { customer_id: customer.body.id, job_id: job.body.id, currency: 'USD', due_date: '2027-01-01', line_items: [{ description: 'x', quantity: 1, unit_amount: 5 }] });
-    await gql(api, key, 'mutation($i: CreateEstimateInput!) { createEstimate(input: $i) { id } }', { i: { customerId: customer.body.id, currency: 'USD', lineItems: [{ description: 'x', quantity: 1, unitAmount: 1 }] } });
-    await gql(api, key, 'mutation($i: CreateProposalInput!) { createProposal(input: $i) { id } }', { i: { customerId: customer.body.id, title: 'P', totalAmount: 1, currency: 'USD' } });
-    await gql(api, key, 'mutation($i: CreateEmailInput!) { createEmail(input: $i) { id } }', { i: { customerId: customer.body.id, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'S' } });
+    // A record of every resource (of other customers), so that each route has one to answer.
+    for (const resource of registeredResources()) await createExample(client, resource);
 
     const endpoint = await client.post('/webhook_endpoints', { url: 'http://127.0.0.1:9/unused', event_types: ['invoice.paid'] });
     conforms('/webhook_endpoints', 'post', endpoint, 201);

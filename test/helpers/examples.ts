@@ -1,0 +1,45 @@
+// Records made from the examples their creates declare (defineCreate's `example`), as a REST
+// client sends them: what a suite over every resource, or a test that needs a record of
+// every list, creates without knowing the resources.
+import { getNamedType, isNonNullType, type GraphQLInputObjectType, type GraphQLInputType } from 'graphql';
+import { expect } from 'vitest';
+import { snakeCase } from '../../src/rest/names.js';
+import { schema } from '../../src/schema/index.js';
+import { registeredResources, type RegisteredResource } from '../../src/schema/registry.js';
+import type { rest } from './api.js';
+
+type Client = ReturnType<typeof rest>;
+
+/** The resource each reference field names. */
+const REFERENCES: Record<string, string> = { customerId: 'Customer', jobId: 'Job' };
+
+/** A GraphQL input value as a REST body writes it: snake_case names, dates as ISO 8601 text. */
+function restValue(value: unknown, type: GraphQLInputType): unknown {
+  const named = getNamedType(type);
+  if (value instanceof Date) return named.name === 'Date' ? value.toISOString().slice(0, 10) : value.toISOString();
+  if (Array.isArray(value)) return value.map((item) => restValue(item, named as GraphQLInputType));
+  if (value && typeof value === 'object' && 'getFields' in named) {
+    const fields = (named as GraphQLInputObjectType).getFields();
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [snakeCase(name), restValue(inner, fields[name]!.type)]));
+  }
+  return value;
+}
+
+/** The REST body of a create from the resource's example, the records it must refer to made first. */
+export async function exampleBody(client: Client, resource: RegisteredResource): Promise<Record<string, unknown>> {
+  expect(resource.example, `${resource.type} declares an example with its create`).toBeDefined();
+  const input = schema.getType(`Create${resource.type}Input`) as GraphQLInputObjectType;
+  const body = restValue(resource.example, input) as Record<string, unknown>;
+  for (const [field, type] of Object.entries(REFERENCES)) {
+    const declared = input.getFields()[field];
+    if (declared && isNonNullType(declared.type)) body[snakeCase(field)] = (await createExample(client, registeredResources().find((r) => r.type === type)!)).id;
+  }
+  return body;
+}
+
+/** A record of the resource, created from its example (201 expected). */
+export async function createExample<T = Record<string, any> & { id: string; version: number }>(client: Client, resource: RegisteredResource): Promise<T> {
+  const created = await client.post(`/${resource.path}`, await exampleBody(client, resource));
+  expect(created.status, `POST /${resource.path}: ${JSON.stringify(created.body)}`).toBe(201);
+  return created.body;
+}
