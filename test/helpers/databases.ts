@@ -56,11 +56,19 @@ async function citusDatabase(name: string): Promise<TestDatabase> {
       await run(databaseUrl(CITUS_URL!, name, node.nodename, node.nodeport), 'CREATE EXTENSION citus');
     }),
   );
-  await run(
-    databaseUrl(CITUS_URL!, name),
-    `SELECT citus_set_coordinator_host('${hostname}', ${Number(port)})`,
-    ...workers.rows.map((w) => `SELECT citus_add_node('${w.nodename}', ${w.nodeport})`),
-  );
+  await run(databaseUrl(CITUS_URL!, name), `SELECT citus_set_coordinator_host('${hostname}', ${Number(port)})`);
+  for (const w of workers.rows) {
+    // Registering a node connects to it; under a loaded test run that connection has failed
+    // once ("failure on connection marked as essential"): try again, a few times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await run(databaseUrl(CITUS_URL!, name), `SELECT citus_add_node('${w.nodename}', ${w.nodeport})`);
+        break;
+      } catch (error) {
+        if (attempt >= 3 || !/failure on connection marked as essential/.test((error as Error).message)) throw error;
+      }
+    }
+  }
   return {
     kind: 'postgres',
     env: { DATABASE_URL: databaseUrl(CITUS_URL!, name) },
