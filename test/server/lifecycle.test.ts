@@ -2,6 +2,7 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { DB_KINDS, freshDatabase, migratedDatabase } from '../helpers/databases.js';
 import { makeKeys } from '../helpers/api.js';
+import { runCliHere } from '../helpers/cli.js';
 import { lastLine, runNpm, startNpm, startServer } from '../helpers/processes.js';
 
 /**
@@ -62,7 +63,7 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
       expect(first.output()).toMatch(/"migrations_applied":\["\d+_init"/);
       expect(await first.stop()).toBe(0);
 
-      const created = await runNpm('cli', ['keys', 'create', '--org', 'Acme', '--name', 'kept'], db.env);
+      const created = await runCliHere(['keys', 'create', '--org', 'Acme', '--name', 'kept'], db.env);
       expect(created.code).toBe(0);
       const prefix = lastLine(created.stdout).slice(0, 17);
 
@@ -70,7 +71,7 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
       expect(second.output()).toContain('"migrations_applied":[]');
       expect(await second.stop()).toBe(0);
 
-      const listed = await runNpm('cli', ['keys', 'list', '--org', 'Acme'], db.env);
+      const listed = await runCliHere(['keys', 'list', '--org', 'Acme'], db.env);
       expect(listed.stdout).toContain(prefix);
     } finally {
       await db.drop();
