@@ -2,26 +2,18 @@ import { builder } from './builder.js';
 import { QuoteStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { QuoteStatusEnum } from './enums.js';
-import { billingUpdate, defineBillingCreate } from './line-items.js';
+import { billingFields, billingUpdate, defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
 
 export const Estimate = builder.prismaObject('Estimate', {
   fields: (t) => ({
     id: t.exposeID('id'),
-    number: t.exposeString('number', { description: 'EST-000001, ...: sequential per organization.' }),
-    customerId: t.exposeID('customerId'),
-    jobId: t.exposeID('jobId', { nullable: true }),
     status: t.expose('status', { type: QuoteStatusEnum }),
-    currency: t.exposeString('currency', { description: 'ISO 4217.' }),
-    lineItems: t.relation('lineItems', { query: { orderBy: { position: 'asc' } } }),
-    totalAmount: t.exposeInt('totalAmount', { description: 'Minor units of the currency (12550 is 125.50).' }),
-    issuedAt: t.expose('issuedAt', { type: 'DateTime', nullable: true }),
     validUntil: t.expose('validUntil', { type: 'Date', nullable: true }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
-    job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }),
 });
+billingFields('Estimate', 'EST');
 
 defineResource(Estimate, {
   type: 'Estimate',

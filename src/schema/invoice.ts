@@ -2,27 +2,19 @@ import { InvoiceStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { builder } from './builder.js';
 import { InvoiceStatusEnum } from './enums.js';
-import { billingUpdate, defineBillingCreate } from './line-items.js';
+import { billingFields, billingUpdate, defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import type { Move } from './transitions.js';
 
 export const Invoice = builder.prismaObject('Invoice', {
   fields: (t) => ({
     id: t.exposeID('id'),
-    number: t.exposeString('number', { description: 'INV-000001, ...: sequential per organization.' }),
-    customerId: t.exposeID('customerId'),
-    jobId: t.exposeID('jobId', { nullable: true }),
     status: t.expose('status', { type: InvoiceStatusEnum }),
-    currency: t.exposeString('currency', { description: 'ISO 4217.' }),
-    lineItems: t.relation('lineItems', { query: { orderBy: { position: 'asc' } } }),
-    totalAmount: t.exposeInt('totalAmount', { description: 'Minor units of the currency (12550 is 125.50).' }),
-    issuedAt: t.expose('issuedAt', { type: 'DateTime', nullable: true }),
     dueDate: t.expose('dueDate', { type: 'Date', nullable: true }),
     paidAt: t.expose('paidAt', { type: 'DateTime', nullable: true }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
-    job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }),
 });
+billingFields('Invoice', 'INV');
 
 defineResource(Invoice, {
   type: 'Invoice',

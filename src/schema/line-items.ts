@@ -90,6 +90,25 @@ async function checkBillingInput({ prisma }: Pick<Context, 'prisma'>, input: Bil
   return { customerId: customerId!, jobId, currency: currency!, totalAmount, lineItems: { createMany: { data: lines } } };
 }
 
+/**
+ * The fields an invoice and an estimate share (their status and dates are their own): added
+ * after the object's own, as defineResource adds the common record fields.
+ */
+export function billingFields<Type extends 'Invoice' | 'Estimate'>(type: Type, prefix: 'INV' | 'EST'): void {
+  // One builder for both models: their shared columns and relations have the same names.
+  builder.prismaObjectFields(type as 'Invoice', (t) => ({
+    number: t.exposeString('number', { description: `${prefix}-000001, ...: sequential per organization.` }),
+    customerId: t.exposeID('customerId'),
+    jobId: t.exposeID('jobId', { nullable: true }),
+    currency: t.exposeString('currency', { description: 'ISO 4217.' }),
+    lineItems: t.relation('lineItems', { query: { orderBy: { position: 'asc' } } }),
+    totalAmount: t.exposeInt('totalAmount', { description: 'Minor units of the currency (12550 is 125.50).' }),
+    issuedAt: t.expose('issuedAt', { type: 'DateTime', nullable: true }),
+    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
+    job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
+  }));
+}
+
 interface BillingCreate {
   type: 'Invoice' | 'Estimate';
   scope: Scope;
