@@ -2,7 +2,7 @@ import { builder } from './builder.js';
 import { QuoteStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { QuoteStatusEnum } from './enums.js';
-import { billingFields, billingUpdate, defineBillingCreate } from './line-items.js';
+import { billingFields, billingList, billingUpdate, defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
 
@@ -23,19 +23,10 @@ defineResource(Estimate, {
   description: 'Estimates, newest first.',
   split: { arg: 'status', enum: QuoteStatusEnum },
   byCustomer: true,
-  list: {
-    fields: {
-      number: { kind: 'text', sort: true },
-      status: enumField(QuoteStatusEnum, 'QuoteStatus', QuoteStatus),
-      totalAmount: { kind: 'int', sort: true },
-      issuedAt: { kind: 'datetime', nullable: true, sort: true },
-      validUntil: { kind: 'date', nullable: true, sort: true },
-      customerId: { kind: 'id', exact: true },
-      jobId: { kind: 'id', exact: true },
-    },
-    search: { columns: ['number'], description: 'Case-insensitive substring of the number.' },
-    relations: { customer: { type: 'Customer', many: false }, job: { type: 'Job', many: false } },
-  },
+  list: billingList({
+    status: enumField(QuoteStatusEnum, 'QuoteStatus', QuoteStatus),
+    validUntil: { kind: 'date', nullable: true, sort: true },
+  }),
   embedded: ['lineItems'],
   // Sending is what issues an estimate.
   moves: quoteMoves('Estimate', { send: ['issuedAt'] }),

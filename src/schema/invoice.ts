@@ -2,7 +2,7 @@ import { InvoiceStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { builder } from './builder.js';
 import { InvoiceStatusEnum } from './enums.js';
-import { billingFields, billingUpdate, defineBillingCreate } from './line-items.js';
+import { billingFields, billingList, billingUpdate, defineBillingCreate } from './line-items.js';
 import { defineResource } from './resource.js';
 import type { Move } from './transitions.js';
 
@@ -24,20 +24,11 @@ defineResource(Invoice, {
   description: 'Invoices, newest first.',
   split: { arg: 'status', enum: InvoiceStatusEnum },
   byCustomer: true,
-  list: {
-    fields: {
-      number: { kind: 'text', sort: true },
-      status: enumField(InvoiceStatusEnum, 'InvoiceStatus', InvoiceStatus),
-      totalAmount: { kind: 'int', sort: true },
-      issuedAt: { kind: 'datetime', nullable: true, sort: true },
-      dueDate: { kind: 'date', nullable: true, sort: true },
-      paidAt: { kind: 'datetime', nullable: true, sort: true },
-      customerId: { kind: 'id', exact: true },
-      jobId: { kind: 'id', exact: true },
-    },
-    search: { columns: ['number'], description: 'Case-insensitive substring of the number.' },
-    relations: { customer: { type: 'Customer', many: false }, job: { type: 'Job', many: false } },
-  },
+  list: billingList({
+    status: enumField(InvoiceStatusEnum, 'InvoiceStatus', InvoiceStatus),
+    dueDate: { kind: 'date', nullable: true, sort: true },
+    paidAt: { kind: 'datetime', nullable: true, sort: true },
+  }),
   embedded: ['lineItems'],
   moves: {
     sendInvoice: { verb: 'send', from: ['draft'], to: 'sent', stamps: ['issuedAt'] },

@@ -6,6 +6,7 @@ import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
 import { integrationInputs } from './integration-keys.js';
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
+import type { ListSpec } from './list-query.js';
 import { requireReference } from './references.js';
 import { defineCreate } from './resource.js';
 import { InputCheck, MAX_AMOUNT, patchData } from './validation.js';
@@ -107,6 +108,22 @@ export function billingFields<Type extends 'Invoice' | 'Estimate'>(type: Type, p
     customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
     job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }));
+}
+
+/** The list of invoices or estimates: their shared filters and sorts, with `own` (status, dates). */
+export function billingList(own: ListSpec['fields']): ListSpec {
+  return {
+    fields: {
+      number: { kind: 'text', sort: true },
+      totalAmount: { kind: 'int', sort: true },
+      issuedAt: { kind: 'datetime', nullable: true, sort: true },
+      customerId: { kind: 'id', exact: true },
+      jobId: { kind: 'id', exact: true },
+      ...own,
+    },
+    search: { columns: ['number'], description: 'Case-insensitive substring of the number.' },
+    relations: { customer: { type: 'Customer', many: false }, job: { type: 'Job', many: false } },
+  };
 }
 
 interface BillingCreate {
