@@ -9,7 +9,7 @@ import type { Context } from '../context.js';
 import { nestedClient } from '../db/nested-transactions.js';
 import { apiError, codeOf, invalidInput, statusOf, type FieldError } from '../errors.js';
 import { builder } from './builder.js';
-import { delegateName, model, type ResourceType } from './changes.js';
+import { delegateName, model, nameRequest, type ResourceType } from './changes.js';
 import { checkExternalId, MAX_EXTERNAL_ID } from './integration-keys.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
@@ -199,6 +199,7 @@ export async function runBatch(ctx: Context, schema: GraphQLSchema, type: Resour
     try {
       return await ctx.prisma.$transaction(async (tx) => {
         const inner = { ...ctx, prisma: nestedClient(tx, { savepoints: false }), inputErrors: [] };
+        await nameRequest(inner.prisma, ctx.requestId);
         const results: ItemResult[] = [];
         for (const [index, item] of items.entries()) results.push({ ...(await runItem(inner, schema, type, item)), index });
         return { results };
@@ -221,6 +222,7 @@ async function runItemByItem(ctx: Context, schema: GraphQLSchema, type: Resource
   try {
     await ctx.prisma.$transaction(async (tx) => {
       const inner = { ...ctx, prisma: nestedClient(tx) };
+      await nameRequest(inner.prisma, ctx.requestId);
       for (const [index, item] of items.entries()) {
         try {
           // Each item's write is a savepoint of its own (nestedClient): a fault undoes it alone.

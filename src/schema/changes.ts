@@ -37,16 +37,32 @@ interface Changeable {
 /** The tenant client, or a transaction of it. */
 export type Db = Pick<TenantClient, Delegate>;
 
+/** Transactions (the client a batch's writes share) already named for a request, by nameRequest. */
+const named = new WeakMap<object, string>();
+
 /**
- * Runs a write in a transaction that names its request: the event the change writes (a
- * trigger, at commit) records it as `request_id`. The records the written one refers to
- * (`references`: its customerId, jobId) are held first, so none is deleted under it.
+ * Names the request in the transaction `tx`: the events its changes write (a trigger, at
+ * commit) record it as `request_id`. A batch names its transaction once, before its first
+ * savepoint (a rolled-back savepoint would take a SET LOCAL made in it along), and its
+ * writes then skip the statement.
+ */
+export async function nameRequest(tx: Pick<Tx, '$executeRawUnsafe'>, requestId: string): Promise<void> {
+  await setRequestId(tx, requestId);
+  named.set(tx, requestId);
+}
+
+// SET LOCAL, not set_config(): Citus passes SET LOCAL on to the node that runs the tenant's
+// triggers. SET takes no parameters; request ids are [A-Za-z0-9._:-] (http/request-id.ts).
+const setRequestId = (tx: Pick<Tx, '$executeRawUnsafe'>, requestId: string) => tx.$executeRawUnsafe(`SET LOCAL crm.request_id = '${requestId.replaceAll("'", "''")}'`);
+
+/**
+ * Runs a write in a transaction that names its request (unless its batch did). The records
+ * the written one refers to (`references`: its customerId, jobId) are held first, so none
+ * is deleted under it.
  */
 export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId' | 'auth'>, write: (tx: Tx) => Promise<T>, references: References = {}): Promise<T> {
   return ctx.prisma.$transaction(async (tx) => {
-    // SET LOCAL, not set_config(): Citus passes SET LOCAL on to the node that runs the
-    // tenant's triggers. SET takes no parameters; request ids are [A-Za-z0-9._:-] (http/request-id.ts).
-    await tx.$executeRawUnsafe(`SET LOCAL crm.request_id = '${ctx.requestId.replaceAll("'", "''")}'`);
+    if (named.get(tx) !== ctx.requestId) await setRequestId(tx, ctx.requestId);
     await holdReferences(tx, ctx.auth.organizationId, references);
     return write(tx);
   });

@@ -127,6 +127,13 @@ describe('statements of the hot paths on PostgreSQL', () => {
     }
   });
 
+  it('a batch of 10 creates is 12 statements in one transaction: the request named once, 10 INSERTs, COMMIT', async () => {
+    const items = Array.from({ length: 10 }, (_, i) => ({ op: 'create', data: { name: `Batch ${i}` } }));
+    for (let run = 0; run < RUNS; run++) {
+      expect(await statementsOf('POST', '/v1/customers/batch', { items })).toEqual(['COMMIT', ...Array<string>(10).fill('INSERT customers'), 'SET LOCAL']);
+    }
+  });
+
   it("a sync's first page is 2 statements (the page in change order, and a count); each page by cursor after it is 1", async () => {
     const first = await ok('GET', '/v1/customers?include_deleted=true&limit=20');
     const next = `/v1/customers?limit=20&cursor=${encodeURIComponent(first.pagination.next_cursor)}`;

@@ -76,6 +76,8 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     const events = (await acme.get(`/events?limit=20`)).body.data.filter((e: { seq: number }) => e.seq > before + 2).reverse();
     expect(events.map((e: { type: string }) => e.type)).toEqual(['customer.created', 'customer.created', 'customer.updated', 'customer.updated', 'customer.deleted']);
     expect(events.map((e: { seq: number }) => e.seq)).toEqual([before + 3, before + 4, before + 5, before + 6, before + 7]);
+    // The batch names its request once; every item's event carries it.
+    expect(events.map((e: { request_id: string }) => e.request_id)).toEqual(Array(5).fill(response.headers.get('x-request-id')));
   });
 
   it('an atomic batch with faults in several items writes nothing and names each as items[i].field', async () => {
@@ -117,6 +119,26 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     expect(two.error).toMatchObject({ code: 'BAD_REQUEST', errors: [{ param: 'email', message: expect.any(String) }] });
     expect(three.error.code).toBe('PRECONDITION_FAILED');
     expect(await count('/customers')).toBe(total + 2);
+    // The third item failed inside its write (its savepoint rolled back): the fourth's event
+    // still carries the request's id, as the first's does.
+    for (const record of [one.record, four.record]) {
+      const [created] = (await acme.get(`/customers/${record.id}/events`)).body.data;
+      expect(created.request_id).toBe(response.headers.get('x-request-id'));
+    }
+  });
+
+  it('a partial batch whose first write fails inside its transaction still names the request on the events after it', async () => {
+    const target = (await acme.post('/customers', { name: 'Versioned' })).body;
+    const response = await acme.post('/customers/batch', {
+      mode: 'partial',
+      items: [
+        { op: 'update', id: target.id, data: { name: 'Stale' }, if_match: 9 },
+        { op: 'create', data: { name: 'After the stale one' } },
+      ],
+    });
+    expect(response.body.results.map((r: { status: number }) => r.status)).toEqual([412, 201]);
+    const [created] = (await acme.get(`/customers/${response.body.results[1].record.id}/events`)).body.data;
+    expect(created.request_id).toBe(response.headers.get('x-request-id'));
   });
 
   it('bounds and malformed bodies are 400s; Idempotency-Key covers the whole call; a dry run writes nothing', async () => {
