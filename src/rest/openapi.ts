@@ -617,7 +617,7 @@ export function openApiDocument(routes: Route[]) {
       };
       const descriptions = {
         list: hasSync
-          ? `${listed}. Deleted ones are not listed: to mirror ${route.resource.path}, follow \`GET /v1/${route.resource.path}/sync\`, whose rows are records or tombstones (this list's \`include_deleted=true\`, the contract's spelling, answers the same rows).`
+          ? `${listed}. Deleted ones are not listed: to mirror ${route.resource.path}, follow \`GET /v1/${route.resource.path}/sync\` and its cursors there, whose rows are records or tombstones (this list's \`include_deleted=true\`, the contract's spelling, or a sync's cursor sent here, answers the same rows, tombstones included).`
           : undefined,
         sync: `The list in change order, oldest change first, with deleted ${route.resource.path} as tombstones (the list's \`include_deleted=true\`). \`next_cursor\` is never null: on the last page it is where to resume later, and a reader that follows it never misses a committed change.`,
         related: undefined,

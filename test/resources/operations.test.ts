@@ -132,7 +132,9 @@ describe.each(DB_KINDS)('every resource, every operation, on %s', (kind) => {
         expect(refused.status).toBe(403);
         expect(refused.body.detail).toContain(scope);
       }
+      const before = (await acme.get(`${path}?limit=1`)).body.pagination.total;
       expect((await unscoped.post(path, await createBody(resource))).status).toBe(403);
+      expect((await acme.get(`${path}?limit=1`)).body.pagination.total).toBe(before);
       expect((await acme.get(`${path}/${record.id}`)).body.version).toBe(1);
     });
 
