@@ -4,7 +4,6 @@ import { integrationInputs } from './integration-keys.js';
 import { EmailType } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { EmailTypeEnum } from './enums.js';
-import { requireReference } from './references.js';
 import { defineCreate, defineResource } from './resource.js';
 
 export const Email = builder.prismaObject('Email', {
@@ -73,7 +72,6 @@ defineCreate('Email', {
     const to = check.email('to', input.to, FIELDS.to);
     const subject = check.text('subject', input.subject, FIELDS.subject);
     const body = check.text('body', input.body, FIELDS.body);
-    await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
     return {
       customerId: customerId!,
       type: input.type!,

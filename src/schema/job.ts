@@ -4,7 +4,6 @@ import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
 import { integrationInputs } from './integration-keys.js';
 import { JobStatusEnum } from './enums.js';
-import { requireReference } from './references.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { defineCreate, defineResource } from './resource.js';
 import type { Move } from './transitions.js';
@@ -69,7 +68,6 @@ defineResource(Job, {
         description: (description) => check.text('description', description, FIELDS.description),
         scheduledAt: (at) => at,
       });
-      if (data.customerId) await requireReference(check, ctx.prisma.customer, 'customerId', data.customerId as string);
       return data;
     },
   },
@@ -96,7 +94,6 @@ defineCreate('Job', {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     const title = check.text('title', input.title, FIELDS.title);
     const description = check.text('description', input.description, FIELDS.description);
-    await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
     return { customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null };
   },
   create: (tx, data, query) => tx.job.create({ ...query, data }),

@@ -4,7 +4,6 @@ import { integrationInputs } from './integration-keys.js';
 import { QuoteStatus } from '../generated/prisma/enums.js';
 import { enumField } from './list-query.js';
 import { QuoteStatusEnum } from './enums.js';
-import { requireReference } from './references.js';
 import { defineCreate, defineResource } from './resource.js';
 import { quoteMoves } from './transitions.js';
 import { patchData } from './validation.js';
@@ -85,7 +84,6 @@ defineCreate('Proposal', {
     const title = check.text('title', input.title, FIELDS.title);
     const totalAmount = check.amount('totalAmount', input.totalAmount);
     const currency = check.currency('currency', input.currency);
-    await requireReference(check, ctx.prisma.customer, 'customerId', customerId);
     return { customerId: customerId!, title: title!, totalAmount: totalAmount!, currency: currency! };
   },
   create: (tx, data, query) => tx.proposal.create({ ...query, data }),

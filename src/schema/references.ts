@@ -1,14 +1,15 @@
 // References between records (customer_id, job_id) must name a live record of the caller's
 // own organization; the tenant client makes a foreign id indistinguishable from a missing one.
 //
-// Checked twice: `requireReference` before the write, so a request hears of every fault at
-// once, and `holdReferences` inside the write's transaction, which is what makes the rule
-// hold under concurrency. It takes the referenced rows FOR SHARE: a delete's UPDATE of the
+// Checked where the write takes them: `holdReferences` inside the write's transaction, which
+// is what makes the rule hold under concurrency. A request with other faults already never
+// gets there: its references are looked up beside them (`requireReferences`), so that one
+// answer names every fault. It takes the referenced rows FOR SHARE: a delete's UPDATE of the
 // same row waits for the write to commit (and then finds its new child, 409), or the write
 // waits for the delete (and then finds the row deleted, 400). Exactly one of them wins.
 // Every write takes these locks before its first change, so none waits for a row while
 // holding the organization's change-sequence lock (which would deadlock with a delete).
-import type { Tx } from '../db/tenant.js';
+import type { TenantClient, Tx } from '../db/tenant.js';
 import { invalidInput } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { isUuid, type InputCheck } from './validation.js';
@@ -19,15 +20,30 @@ interface Countable {
   count(args: { where: { id: string } }): Promise<number>;
 }
 
-export async function requireReference(check: InputCheck, model: Countable, param: string, id: string | null): Promise<void> {
+async function requireReference(check: InputCheck, model: Countable, param: string, id: string | null): Promise<void> {
   if (id === null || check.errors.some((e) => e.param === param)) return;
   if ((await model.count({ where: { id } })) === 0) check.fail(param, NOT_FOUND);
+}
+
+/**
+ * For a write that has faults already (it will not run): the references its data names are
+ * looked up too, so that the answer names them beside the other faults. A write without
+ * faults checks them where it takes them (holdReferences), in one statement each.
+ */
+export async function requireReferences(check: InputCheck, prisma: TenantClient, data: References): Promise<void> {
+  if (check.errors.length === 0) return;
+  for (const field of REFERENCE_FIELDS) {
+    const id = data[field];
+    if (typeof id === 'string') await requireReference(check, prisma[MODELS[field]] as unknown as Countable, field, id);
+  }
 }
 
 /** The reference fields, in the order their rows are locked, and the table each names. */
 const TABLES = { customerId: Prisma.raw('customers'), jobId: Prisma.raw('jobs') };
 
 export type ReferenceField = keyof typeof TABLES;
+/** The tenant client's delegate of each reference's records. */
+const MODELS = { customerId: 'customer', jobId: 'job' } as const;
 export const REFERENCE_FIELDS = Object.keys(TABLES) as ReferenceField[];
 
 /** What a record refers to: the reference fields among a create's or an update's data (null: none). */

@@ -14,7 +14,7 @@ import type { Filters } from './cursor.js';
 import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
 import { canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
-import { customerFilter, type References } from './references.js';
+import { customerFilter, requireReferences, type References } from './references.js';
 import { registerExample, registerResource } from './registry.js';
 import { registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
@@ -203,6 +203,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
         const external = checkExternalId(check, externalId);
         const patch = checkMetadata(check, metadata, true);
         const data: Record<string, unknown> = { ...(await update.check(ctx, fields, check)) };
+        await requireReferences(check, ctx.prisma, data);
         check.done();
         if (external !== undefined) data.externalId = external;
         const before = patch ? mergeMetadata(ctx.auth.organizationId, spec.type, patch, data) : undefined;
@@ -281,6 +282,7 @@ export function defineCreate<Input, Data extends object>(type: ResourceType, spe
     const check = new InputCheck(ctx.inputErrors);
     const checked = await spec.check(ctx, input, check);
     const keys = createKeys(check, input as { externalId?: string | null; metadata?: unknown });
+    await requireReferences(check, ctx.prisma, checked as References);
     check.done();
     const data = { ...keys, ...checked, organizationId: ctx.auth.organizationId };
     return holdingExternalId(ctx, type, keys.externalId, () => writing(ctx, (tx) => spec.create(tx, data, query), data as References));

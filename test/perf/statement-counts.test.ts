@@ -121,6 +121,12 @@ describe('statements of the hot paths on PostgreSQL', () => {
     }
   });
 
+  it('a REST create that refers to a customer is 4 statements: the customer is checked where it is held FOR SHARE, not before as well', async () => {
+    for (let run = 0; run < RUNS; run++) {
+      expect(await statementsOf('POST', '/v1/jobs', { customer_id: customerId, title: 'Boiler service' })).toEqual(['COMMIT', 'INSERT jobs', 'SELECT', 'SET LOCAL']);
+    }
+  });
+
   it('a REST PATCH is 3 statements in a transaction: SET LOCAL request id, a conditional UPDATE, COMMIT', async () => {
     for (let run = 0; run < RUNS; run++) {
       expect(await statementsOf('PATCH', `/v1/customers/${customerId}`, { name: `Patched ${run}` })).toEqual(['COMMIT', 'SET LOCAL', 'UPDATE customers']);
