@@ -27,6 +27,7 @@ export default defineConfig({
     include: CITUS_SUITES,
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     maxWorkers: 2,
     isolate: false,

@@ -21,6 +21,9 @@ export default defineConfig({
     // Tests serve the app in process on a real database; a few start server processes.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll waits for something to happen (a stream to end, a notice to arrive): on a
+    // loaded machine that can take longer than vitest's default second; only a failure waits it out.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // One more worker than this machine's two cores: most files wait much of their time on
     // PostgreSQL, a child process or a socket (a clean-clone run took 494 s with two workers,
