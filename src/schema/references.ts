@@ -9,41 +9,29 @@
 // waits for the delete (and then finds the row deleted, 400). Exactly one of them wins.
 // Every write takes these locks before its first change, so none waits for a row while
 // holding the organization's change-sequence lock (which would deadlock with a delete).
-import type { TenantClient, Tx } from '../db/tenant.js';
+import type { Tx } from '../db/tenant.js';
 import { invalidInput } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { isUuid, type InputCheck } from './validation.js';
 
 const NOT_FOUND = 'does not name a record of this organization';
 
-interface Countable {
-  count(args: { where: { id: string } }): Promise<number>;
-}
-
-async function requireReference(check: InputCheck, model: Countable, param: string, id: string | null): Promise<void> {
-  if (id === null || check.errors.some((e) => e.param === param)) return;
-  if ((await model.count({ where: { id } })) === 0) check.fail(param, NOT_FOUND);
-}
-
 /**
  * For a write that has faults already (it will not run): the references its data names are
- * looked up too, so that the answer names them beside the other faults. A write without
- * faults checks them where it takes them (holdReferences), in one statement each.
+ * looked up too (as the write would hold them), so that the answer names them beside the
+ * other faults. A write without faults checks them where it holds them (holdReferences).
  */
-export async function requireReferences(check: InputCheck, prisma: TenantClient, data: References): Promise<void> {
+export async function requireReferences(check: InputCheck, db: Pick<Tx, '$queryRaw'>, organizationId: string, data: References): Promise<void> {
   if (check.errors.length === 0) return;
-  for (const field of REFERENCE_FIELDS) {
-    const id = data[field];
-    if (typeof id === 'string') await requireReference(check, prisma[MODELS[field]] as unknown as Countable, field, id);
-  }
+  // A reference already at fault (not a UUID) is not named twice.
+  const asked = Object.fromEntries(REFERENCE_FIELDS.filter((field) => !check.errors.some((e) => e.param === field)).map((field) => [field, data[field]]));
+  for (const field of await lockReferences(db, organizationId, asked)) check.fail(field, NOT_FOUND);
 }
 
 /** The reference fields, in the order their rows are locked, and the table each names. */
 const TABLES = { customerId: Prisma.raw('customers'), jobId: Prisma.raw('jobs') };
 
 export type ReferenceField = keyof typeof TABLES;
-/** The tenant client's delegate of each reference's records. */
-const MODELS = { customerId: 'customer', jobId: 'job' } as const;
 export const REFERENCE_FIELDS = Object.keys(TABLES) as ReferenceField[];
 
 /** What a record refers to: the reference fields among a create's or an update's data (null: none). */

@@ -203,7 +203,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
         const external = checkExternalId(check, externalId);
         const patch = checkMetadata(check, metadata, true);
         const data: Record<string, unknown> = { ...(await update.check(ctx, fields, check)) };
-        await requireReferences(check, ctx.prisma, data);
+        await requireReferences(check, ctx.prisma, ctx.auth.organizationId, data);
         check.done();
         if (external !== undefined) data.externalId = external;
         const before = patch ? mergeMetadata(ctx.auth.organizationId, spec.type, patch, data) : undefined;
@@ -282,7 +282,7 @@ export function defineCreate<Input, Data extends object>(type: ResourceType, spe
     const check = new InputCheck(ctx.inputErrors);
     const checked = await spec.check(ctx, input, check);
     const keys = createKeys(check, input as { externalId?: string | null; metadata?: unknown });
-    await requireReferences(check, ctx.prisma, checked as References);
+    await requireReferences(check, ctx.prisma, ctx.auth.organizationId, checked as References);
     check.done();
     const data = { ...keys, ...checked, organizationId: ctx.auth.organizationId };
     return holdingExternalId(ctx, type, keys.externalId, () => writing(ctx, (tx) => spec.create(tx, data, query), data as References));

@@ -4,14 +4,12 @@
 import { getNamedType, isNonNullType, type GraphQLInputObjectType, type GraphQLInputType } from 'graphql';
 import { expect } from 'vitest';
 import { snakeCase } from '../../src/rest/names.js';
+import { REFERENCE_FIELDS } from '../../src/schema/references.js';
 import { schema } from '../../src/schema/index.js';
 import { registeredResources, type RegisteredResource } from '../../src/schema/registry.js';
 import type { rest } from './api.js';
 
 type Client = ReturnType<typeof rest>;
-
-/** The resource each reference field names. */
-const REFERENCES: Record<string, string> = { customerId: 'Customer', jobId: 'Job' };
 
 /** A GraphQL input value as a REST body writes it: snake_case names, dates as ISO 8601 text. */
 function restValue(value: unknown, type: GraphQLInputType): unknown {
@@ -30,9 +28,11 @@ export async function exampleBody(client: Client, resource: RegisteredResource):
   expect(resource.example, `${resource.type} declares an example with its create`).toBeDefined();
   const input = schema.getType(`Create${resource.type}Input`) as GraphQLInputObjectType;
   const body = restValue(resource.example, input) as Record<string, unknown>;
-  for (const [field, type] of Object.entries(REFERENCES)) {
+  // A reference field names its resource's item: customerId, a customer.
+  for (const field of REFERENCE_FIELDS) {
     const declared = input.getFields()[field];
-    if (declared && isNonNullType(declared.type)) body[snakeCase(field)] = (await createExample(client, registeredResources().find((r) => r.type === type)!)).id;
+    const referenced = registeredResources().find((r) => `${r.item}Id` === field)!;
+    if (declared && isNonNullType(declared.type)) body[snakeCase(field)] = (await createExample(client, referenced)).id;
   }
   return body;
 }
