@@ -11,7 +11,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createApiKey } from '../src/auth/api-keys.js';
-import { SCOPES } from '../src/auth/scopes.js';
+import { allScopes } from '../src/auth/scopes.js';
+import '../src/schema/index.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrator.js';
 import { startReceiver, type Receiver } from './events.js';
@@ -188,7 +189,7 @@ async function seed(url: string, organizations: Organization[]): Promise<void> {
 async function keyOf(url: string, organizationId: string): Promise<string> {
   const db = await openDatabase({ databaseUrl: url, dataDir: '' });
   try {
-    return (await createApiKey(db.prisma, { organizationId, name: 'bench citus', scopes: [...SCOPES] })).key;
+    return (await createApiKey(db.prisma, { organizationId, name: 'bench citus', scopes: allScopes() })).key;
   } finally {
     await db.close();
   }

@@ -8,7 +8,8 @@
 import { createServer } from 'node:http';
 import pg from 'pg';
 import { createApiKey } from '../src/auth/api-keys.js';
-import { SCOPES } from '../src/auth/scopes.js';
+import { allScopes } from '../src/auth/scopes.js';
+import '../src/schema/index.js';
 import type { BenchData } from './seed.js';
 
 export interface FanOutRow {
@@ -80,7 +81,7 @@ export async function fanOut(data: BenchData, counts = [50, 500]): Promise<{ row
   // At most PER_KEY streams per key (the documented limit): keys of their own for the bench.
   const keys: string[] = [];
   for (let i = 0; i < Math.ceil(Math.max(...counts) / PER_KEY); i++) {
-    keys.push((await createApiKey(db.prisma, { organizationId: data.organizationId, name: `fan-out ${i}`, scopes: [...SCOPES] })).key);
+    keys.push((await createApiKey(db.prisma, { organizationId: data.organizationId, name: `fan-out ${i}`, scopes: allScopes() })).key);
   }
   const rows: FanOutRow[] = [];
   try {

@@ -803,11 +803,11 @@ async function bulk() {
 
 /** A key of the seed's second organization, whose creates are timed while the first imports. */
 async function otherOrganizationKey(databaseUrl: string, organizationId: string): Promise<string> {
-  const [{ openDatabase }, { createApiKey }, { SCOPES }] = await Promise.all([import('../src/db/connection.js'), import('../src/auth/api-keys.js'), import('../src/auth/scopes.js')]);
+  const [{ openDatabase }, { createApiKey }, { allScopes }] = await Promise.all([import('../src/db/connection.js'), import('../src/auth/api-keys.js'), import('../src/auth/scopes.js'), import('../src/schema/index.js')]);
   const db = await openDatabase({ databaseUrl, dataDir: '' });
   try {
     const other = await db.prisma.organization.findFirstOrThrow({ where: { id: { not: organizationId } } });
-    return (await createApiKey(db.prisma, { organizationId: other.id, name: 'bench other', scopes: [...SCOPES] })).key;
+    return (await createApiKey(db.prisma, { organizationId: other.id, name: 'bench other', scopes: allScopes() })).key;
   } finally {
     await db.close();
   }

@@ -2,7 +2,8 @@
 // items, e-mails), a second organization beside it, and an API key for the first.
 import pg from 'pg';
 import { createApiKey } from '../src/auth/api-keys.js';
-import { SCOPES } from '../src/auth/scopes.js';
+import { allScopes } from '../src/auth/scopes.js';
+import '../src/schema/index.js';
 import { rmSync } from 'node:fs';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrator.js';
@@ -85,7 +86,7 @@ export async function seedBenchDataDir(dataDir: string, customers: number, keyCo
 
 async function keysAndIds(db: Database, organizationId: string, keyCount: number) {
   const keys: string[] = [];
-  for (let i = 0; i < keyCount; i++) keys.push((await createApiKey(db.prisma, { organizationId, name: `bench ${i}`, scopes: [...SCOPES] })).key);
+  for (let i = 0; i < keyCount; i++) keys.push((await createApiKey(db.prisma, { organizationId, name: `bench ${i}`, scopes: allScopes() })).key);
   const [customer] = await db.sql.query<{ id: string }>('SELECT id FROM customers WHERE organization_id = $1 ORDER BY created_at DESC LIMIT 1 OFFSET 100', [organizationId]);
   const spread = await db.sql.query<{ id: string }>('SELECT id FROM customers WHERE organization_id = $1 ORDER BY id LIMIT 10000', [organizationId]);
   return { organizationId, keys, customerId: customer!.id, customerIds: spread.map((r) => r.id) };

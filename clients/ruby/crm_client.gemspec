@@ -5,7 +5,7 @@ Gem::Specification.new do |spec|
   spec.summary = 'Official Ruby client of the CRM REST API v1 (standard library only)'
   spec.authors = ['CRM']
   spec.license = 'Nonstandard'
-  spec.files = ['lib/crm_client.rb', 'README.md']
+  spec.files = ['lib/crm_client.rb', 'lib/crm_client/resources.rb', 'README.md']
   spec.require_paths = ['lib']
   spec.required_ruby_version = '>= 3.0'
 end

@@ -1,7 +1,9 @@
 // The demo organization: realistic data in every resource, for `npm run seed` and for the
 // first start of a fresh embedded data folder. Seeding again adds a new key, not more data.
 import { createApiKey } from '../auth/api-keys.js';
-import { SCOPES } from '../auth/scopes.js';
+import { allScopes } from '../auth/scopes.js';
+// The seed key gets every scope: declared as the schema loads.
+import '../schema/index.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { EmailType, InvoiceStatus, JobStatus, QuoteStatus } from '../generated/prisma/enums.js';
 import { nextNumber } from '../domain/numbering.js';
@@ -138,6 +140,6 @@ export async function seedDemo(prisma: PrismaClient): Promise<{ organization: st
   const organization = await prisma.organization.upsert({ where: { name: ORGANIZATION }, create: { name: ORGANIZATION }, update: {} });
   const seeded = (await prisma.customer.count({ where: { organizationId: organization.id } })) === 0;
   if (seeded) await seedData(prisma, organization.id);
-  const { key } = await createApiKey(prisma, { organizationId: organization.id, name: 'Seed key', scopes: [...SCOPES] });
+  const { key } = await createApiKey(prisma, { organizationId: organization.id, name: 'Seed key', scopes: allScopes() });
   return { organization: ORGANIZATION, key, seeded };
 }

@@ -15,7 +15,7 @@ import {
   type GraphQLObjectType,
   type GraphQLOutputType,
 } from 'graphql';
-import { SCOPES } from '../auth/scopes.js';
+import { allScopes } from '../auth/scopes.js';
 import { ERRORS, type ErrorCode } from '../errors.js';
 // The schema (its fields' descriptions) first: its modules then load in their declared order,
 // before the limits below are read from some of them.
@@ -25,6 +25,7 @@ import { MAX_EXTERNAL_ID, MAX_METADATA_KEY, MAX_METADATA_KEYS, MAX_METADATA_VALU
 import { jsonSchemaOfRule, type FieldRule } from '../schema/field-rules.js';
 import { MAX_SEARCH } from '../schema/list-query.js';
 import { MAX_LIMIT, DEFAULT_LIMIT } from '../schema/pagination.js';
+import { registeredResources } from '../schema/registry.js';
 import { expandable } from './list-params.js';
 import { snakeCase } from './names.js';
 import type { Route } from './routes.js';
@@ -536,6 +537,24 @@ function batchResponseSchema(type: string): JsonSchema {
   };
 }
 
+/**
+ * The document's order of paths, whatever order the schema declared them in: by collection,
+ * shorter first, and a parameter before a word at the same place (`/jobs/{id}` before
+ * `/jobs/sync`, `/jobs/{id}/start` before `/jobs/by_external_id/{external_id}`).
+ */
+function comparePaths(a: string, b: string): number {
+  const [x, y] = [a.split('/'), b.split('/')];
+  if (x[1] !== y[1]) return x[1]! < y[1]! ? -1 : 1;
+  if (x.length !== y.length) return x.length - y.length;
+  for (let i = 2; i < x.length; i++) {
+    if (x[i] === y[i]) continue;
+    const [px, py] = [x[i]!.startsWith('{'), y[i]!.startsWith('{')];
+    if (px !== py) return px ? -1 : 1;
+    return x[i]! < y[i]! ? -1 : 1;
+  }
+  return 0;
+}
+
 export function openApiDocument(routes: Route[]) {
   const schemas: Record<string, JsonSchema> = {
     Problem: {
@@ -810,12 +829,12 @@ export function openApiDocument(routes: Route[]) {
       title: 'CRM API',
       version: '1.0.0',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
-      description: `Customers, jobs, e-mails, invoices, estimates and proposals of the organization an API key belongs to. Scopes: ${SCOPES.join(', ')}.`,
+      description: `The records of the organization an API key belongs to (${registeredResources().map((resource) => resource.path).join(', ')}), its events and webhooks. Scopes: ${allScopes().join(', ')}.`,
     },
     servers: [{ url: '/v1' }],
     security: [{ apiKey: [] }],
-    tags: [...new Set(routes.map((r) => r.resource.path))].map((name) => ({ name, description: `The ${name} of the API key's organization.` })),
-    paths,
+    tags: [...new Set(routes.map((r) => r.resource.path))].sort().map((name) => ({ name, description: `The ${name} of the API key's organization.` })),
+    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => comparePaths(a, b))),
     components: {
       schemas,
       headers: SHARED_HEADERS,

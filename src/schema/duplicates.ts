@@ -12,7 +12,7 @@ import { Prisma, type Customer as CustomerRow } from '../generated/prisma/client
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder } from './builder.js';
 import { delegateName, notFound, writing, type Tx } from './changes.js';
-import { Customer } from './customer.js';
+import { Customer } from './resources/customer.js';
 import { readCursor, writeCursor } from './cursor.js';
 import { asksForPagination, MAX_LIMIT, pageWindow, PaginationRef, type Page } from './pagination.js';
 import { registeredResources } from './registry.js';
@@ -263,7 +263,7 @@ builder.mutationField('mergeCustomers', (t) =>
     type: 'Customer',
     nullable: true,
     description:
-      'Merges duplicates into a customer, in one transaction: every job, e-mail, invoice, estimate and proposal of each source (deleted ones too) moves to the customer (each a `<child>.updated` event), then each source is deleted (each a `customer.deleted` event). Answers the customer, unchanged itself.',
+      'Merges duplicates into a customer, in one transaction: every record of each source (its jobs, invoices, ... of every resource that refers to a customer; deleted ones too) moves to the customer (each a `<child>.updated` event), then each source is deleted (each a `customer.deleted` event). Answers the customer, unchanged itself.',
     authScopes: { scope: 'customers:write' },
     extensions: restExtension({ path: 'customers', kind: 'move', verb: 'merge' }),
     args: {

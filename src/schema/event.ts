@@ -1,7 +1,7 @@
 // The event log as the API reads it: `events` (newest first, or after a given event in commit
 // order, to catch up) and `event(id)`. A key reads the events of the resources it may read
 // (`customers:read` sees customer.* events), or all of them with `events:read`.
-import type { Scope } from '../auth/scopes.js';
+import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { invalidInput } from '../errors.js';
 import { formatEvent, type EventRow } from '../events/format.js';
@@ -13,6 +13,11 @@ import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
 import { model } from './changes.js';
 import { isUuid } from './validation.js';
+
+declare module '../auth/scopes.js' {
+  interface ScopeNames { 'events:read': true }
+}
+declareScopes('events:read');
 
 // Read from the registry at call time: it is filled as the schema's modules load.
 

@@ -119,6 +119,21 @@ function relatedRef(type: ResourceType) {
 
 export type Where = Record<string, unknown>;
 
+type Relation = NonNullable<ListSpec['relations']>[string];
+
+/**
+ * Relations a list gets from its children's declarations: a job's `customer` gives the
+ * customer list its `jobs` filter. Read when the schema is built and on each request, so a
+ * child may be declared before or after its parent.
+ */
+const childRelations = new Map<ResourceType, Record<string, Relation>>();
+
+export function addChildRelation(parent: ResourceType, name: string, relation: Relation): void {
+  childRelations.set(parent, { ...childRelations.get(parent), [name]: relation });
+}
+
+export const relationsOf = (type: ResourceType): Record<string, Relation> => ({ ...listSpecOf(type).relations, ...childRelations.get(type) });
+
 /** Declares `<Type>Where` and `<Type>OrderBy` for `type`'s list; answers their refs. */
 export function declareList(type: ResourceType, declared: ListSpec) {
   const spec: ListSpec = { ...declared, fields: { ...declared.fields, ...COMMON } };
@@ -143,7 +158,7 @@ export function declareList(type: ResourceType, declared: ListSpec) {
     fields: (t) => ({
       ...own(t),
       ...Object.fromEntries(
-        Object.entries(spec.relations ?? {}).map(([name, relation]) => [
+        Object.entries(relationsOf(type)).map(([name, relation]) => [
           name,
           t.field({ type: relatedRef(relation.type), description: relation.many ? `Has at least one live ${name.replace(/s$/, '')} matching these filters.` : `Its ${name} matches these filters.` }),
         ]),
@@ -202,7 +217,7 @@ export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, wher
       if (search) and.push(search);
       continue;
     }
-    const relation = spec.relations?.[name];
+    const relation = relationsOf(type)[name];
     if (relation) {
       if (depth > 0) throw invalidInput([{ param: at(name), message: 'relation filters go one level deep' }]);
       const scope = readScopeOf(relation.type);

@@ -2,6 +2,7 @@
 // newest first, filtered by status (`400` or a class, `4xx`), method and request id. Rows are
 // the writer's (request-logs/writer.ts); they are not business records, so they are read
 // with the organization named in SQL rather than through the tenant client.
+import { declareScopes } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { invalidInput, type FieldError } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
@@ -10,6 +11,11 @@ import { builder } from './builder.js';
 import { readCursor, writeCursor, type Filters } from './cursor.js';
 import { named, pageType, pageWindow } from './pagination.js';
 import { restExtension } from './resource.js';
+
+declare module '../auth/scopes.js' {
+  interface ScopeNames { 'logs:read': true }
+}
+declareScopes('logs:read');
 
 interface RequestLogRow {
   id: string;

@@ -5,15 +5,17 @@
 // schema declares.
 import type { EnumRef, InputObjectRef, ObjectRef } from '@pothos/core';
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { Scope } from '../auth/scopes.js';
+import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { builder, type Types } from './builder.js';
 import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
 import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
-import { canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
+import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
+import { relationArgs, relationQuery } from './relations.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { customerFilter, requireReferences, type References } from './references.js';
 import { registerExample, registerResource } from './registry.js';
 import { registerWrite, type Write } from './writers.js';
@@ -101,16 +103,37 @@ function recordFields(type: ResourceType): void {
 }
 
 /**
+ * Lists a resource on the records it belongs to, from the other side of its to-one
+ * relations in the Prisma schema: a job's `customer` gives `Customer.jobs` (needing
+ * jobs:read) and the customer list's `jobs` filter, so a parent's file names no child.
+ */
+function listOnParents<Status extends string>(spec: ResourceSpec<Status>): void {
+  const models = getDatamodel().datamodel.models;
+  for (const [name, relation] of Object.entries(spec.list.relations ?? {})) {
+    if (relation.many) continue;
+    const own = models[spec.type]!.fields.find((field) => field.name === name)!;
+    const inverse = models[relation.type]!.fields.find((field) => field.relationName === own.relationName && field.isList);
+    if (!inverse) throw new Error(`${relation.type} has no list of ${spec.type} records for ${spec.type}.${name} (prisma/schema.prisma)`);
+    builder.prismaObjectField(relation.type, inverse.name, (t) =>
+      (t.relation as (name: string, options: object) => never)(inverse.name, { authScopes: { scope: spec.read }, nullable: true, args: relationArgs, query: relationQuery }),
+    );
+    addChildRelation(relation.type, inverse.name, { type: spec.type, many: true });
+  }
+}
+
+/**
  * Declares a resource's list, item, changes, transitions and REST rows; `record` is its
  * prismaObject, holding `id` and its own fields (the common ones are added here).
  */
 export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, spec: ResourceSpec<Status>): void {
   const item = delegateName(spec.type);
   registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
+  declareScopes(spec.read, spec.write);
   const Page = pageType(spec.type, record);
   const asked = declareList(spec.type, spec.list);
   recordFields(spec.type);
   integrationFields(spec.type);
+  listOnParents(spec);
   for (const kind of ['created', 'deleted', 'restored', ...(spec.update ? ['updated'] : []), ...Object.values(spec.moves ?? {}).map((move) => transitionKind(move.to))]) {
     EVENT_TYPES.add(`${item}.${kind}`);
   }

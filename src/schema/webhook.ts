@@ -2,6 +2,7 @@
 // attempt. The signing secret is answered once, when an endpoint is made (or its secret
 // rotated), and kept only encrypted. Resending an event queues it again by hand; testing an
 // endpoint sends it a `webhook.ping` now (webhooks/ping.ts).
+import { declareScopes } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { apiError, invalidInput } from '../errors.js';
 import { checkEndpointUrl, checkEventTypes, endpointSecret, queueDeliveries } from '../webhooks/endpoints.js';
@@ -137,6 +138,11 @@ const UpdateInput = builder.inputType('UpdateWebhookEndpointInput', {
 const ResendInput = builder.inputType('ResendEventInput', {
   fields: (t) => ({ endpointId: t.id({ description: 'Only to this endpoint; absent: every enabled endpoint that receives its type.' }) }),
 });
+
+declare module '../auth/scopes.js' {
+  interface ScopeNames { 'webhooks:read': true; 'webhooks:write': true }
+}
+declareScopes('webhooks:read', 'webhooks:write');
 
 const read = { scope: 'webhooks:read' as const };
 const write = { scope: 'webhooks:write' as const };

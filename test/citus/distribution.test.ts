@@ -4,7 +4,8 @@
 // events that name their request, and live streams (their NOTIFY is sent by the worker).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { purgeTombstones } from '../../src/db/tombstones.js';
 import { BUSINESS_MODELS } from '../../src/db/tenant.js';
 import { purgeEvents } from '../../src/events/retention.js';
@@ -61,7 +62,7 @@ describe('on Citus, a coordinator and two workers', () => {
     const server = await app.listen();
     try {
       for (const organizationId of [first, second]) {
-        const { key } = await createApiKey(app.db.prisma, { organizationId, name: 'citus', scopes: [...SCOPES] });
+        const { key } = await createApiKey(app.db.prisma, { organizationId, name: 'citus', scopes: allScopes() });
         const stream = await subscribe(server.url, key, { types: ['customer.created', 'invoice.created'] });
         expect(stream.status).toBe(200);
         const send = async (path: string, json: object) => {
@@ -90,7 +91,7 @@ describe('on Citus, a coordinator and two workers', () => {
   });
 
   it('the background purges (tombstones, events, request logs) run across the shards', async () => {
-    const { key } = await createApiKey(app.db.prisma, { organizationId: app.organizationId, name: 'purges', scopes: [...SCOPES] });
+    const { key } = await createApiKey(app.db.prisma, { organizationId: app.organizationId, name: 'purges', scopes: allScopes() });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const created = await app.fetch('http://test/v1/customers', { method: 'POST', headers, body: JSON.stringify({ name: 'Gone soon' }) });
     const { id } = (await created.json()) as { id: string };

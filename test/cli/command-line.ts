@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { makeKeys } from '../helpers/api.js';
 import { migratedDatabase, type DbKind, type TestDatabase } from '../helpers/databases.js';
@@ -50,7 +51,7 @@ export function commandLineSuite(kind: DbKind): void {
       expect(row.org).toBe('Acme');
       expect(row.hash).toBe(createHash('sha256').update(key).digest('hex'));
       expect(row.prefix).toBe(key.slice(0, 17));
-      expect(row.scopes).toEqual([...SCOPES]);
+      expect(row.scopes).toEqual(allScopes());
       expect(JSON.stringify(row)).not.toContain(key.slice(17));
     });
 

@@ -2,7 +2,8 @@
 // event hub of the test's limits, keys made on demand, and events committed by SQL.
 import { createServer } from 'node:http';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { allScopes, type Scope } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { createEventHub, type EventHub } from '../../src/events/hub.js';
@@ -42,7 +43,7 @@ export async function inProcess(kind: DbKind, limits: Partial<StreamLimits> = {}
     events,
     organizationId: organization.id,
     fetch: (url, init = {}) => app.fetch(url, init) as Promise<Response>,
-    async key(scopes = [...SCOPES], expiresAt) {
+    async key(scopes = allScopes(), expiresAt) {
       const { key, record } = await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes, expiresAt });
       return { key, id: record.id };
     },

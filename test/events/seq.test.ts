@@ -6,7 +6,8 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { createEventHub } from '../../src/events/hub.js';
@@ -134,7 +135,7 @@ describe('seq across two instances on PostgreSQL, with concurrent writers', () =
       apps.push(createApp({ db, log, rateLimiter: createRateLimiter({ max: 1_000_000, windowSeconds: 60, log }), events }));
     }
     const organization = await dbs[0]!.prisma.organization.create({ data: { name: 'Acme' } });
-    const { key } = await createApiKey(dbs[0]!.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] });
+    const { key } = await createApiKey(dbs[0]!.prisma, { organizationId: organization.id, name: 'test', scopes: allScopes() });
     const call = async (app: number, method: string, path: string, body?: unknown) => {
       const response = await apps[app]!.fetch(`http://crm.test/v1${path}`, {
         method,

@@ -2,7 +2,8 @@
 // client cannot see.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
@@ -35,7 +36,7 @@ describe('nested GraphQL selections', () => {
     db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '', onQuery: (sql) => statements.push(sql) });
     await migrate(db.sql);
     const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });
-    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] })).key;
+    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: allScopes() })).key;
     const log = createLogger('silent');
     app = createApp({ db, log, rateLimiter: createRateLimiter({ max: 100_000, windowSeconds: 60, log }) });
     for (let i = 0; i < 40; i++) {

@@ -41,7 +41,7 @@ export async function makeKeys(db: TestDatabase, specs: Record<string, KeySpec>)
 }
 
 /** The keys of `specs` (and their organizations), made in an open, migrated database. */
-async function keysIn(open: Database, specs: Record<string, KeySpec>): Promise<Record<string, string>> {
+export async function keysIn(open: Database, specs: Record<string, KeySpec>): Promise<Record<string, string>> {
   const keys: Record<string, string> = {};
   for (const [name, spec] of Object.entries(specs)) {
     const live = await open.prisma.organization.upsert({ where: { name: spec.org }, create: { name: spec.org }, update: {} });

@@ -2,7 +2,8 @@
 // controls (tcp-proxy.ts), with an organization and a key with every scope: for faults of
 // the link between the service and its database (cut, blackhole, a lost answer).
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
@@ -37,7 +38,7 @@ export async function startAppBehindProxy(): Promise<AppBehindProxy> {
   const direct = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '' });
   await migrate(direct.sql);
   const organization = await direct.prisma.organization.create({ data: { name: 'Acme' } });
-  const { key } = await createApiKey(direct.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] });
+  const { key } = await createApiKey(direct.prisma, { organizationId: organization.id, name: 'test', scopes: allScopes() });
   const db = await openDatabase({ databaseUrl: viaProxy.toString(), dataDir: '' });
   let output = '';
   const log = createLogger('info', (line) => (output += line));

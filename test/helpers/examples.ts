@@ -23,8 +23,11 @@ function restValue(value: unknown, type: GraphQLInputType): unknown {
   return value;
 }
 
-/** The REST body of a create from the resource's example, the records it must refer to made first. */
-export async function exampleBody(client: Client, resource: RegisteredResource): Promise<Record<string, unknown>> {
+/**
+ * The REST body of a create from the resource's example, the records it must refer to made
+ * first; `refer` gives records to refer to instead (`{ customerId }`), optional references too.
+ */
+export async function exampleBody(client: Client, resource: RegisteredResource, refer: Record<string, string> = {}): Promise<Record<string, unknown>> {
   expect(resource.example, `${resource.type} declares an example with its create`).toBeDefined();
   const input = schema.getType(`Create${resource.type}Input`) as GraphQLInputObjectType;
   const body = restValue(resource.example, input) as Record<string, unknown>;
@@ -32,14 +35,15 @@ export async function exampleBody(client: Client, resource: RegisteredResource):
   for (const field of REFERENCE_FIELDS) {
     const declared = input.getFields()[field];
     const referenced = registeredResources().find((r) => `${r.item}Id` === field)!;
-    if (declared && isNonNullType(declared.type)) body[snakeCase(field)] = (await createExample(client, referenced)).id;
+    if (declared && refer[field]) body[snakeCase(field)] = refer[field];
+    else if (declared && isNonNullType(declared.type)) body[snakeCase(field)] = (await createExample(client, referenced)).id;
   }
   return body;
 }
 
 /** A record of the resource, created from its example (201 expected). */
-export async function createExample<T = Record<string, any> & { id: string; version: number }>(client: Client, resource: RegisteredResource): Promise<T> {
-  const created = await client.post(`/${resource.path}`, await exampleBody(client, resource));
+export async function createExample<T = Record<string, any> & { id: string; version: number }>(client: Client, resource: RegisteredResource, refer: Record<string, string> = {}): Promise<T> {
+  const created = await client.post(`/${resource.path}`, await exampleBody(client, resource, refer));
   expect(created.status, `POST /${resource.path}: ${JSON.stringify(created.body)}`).toBe(201);
   return created.body;
 }

@@ -2,7 +2,8 @@
 // pool, as separate servers would be; PGlite: one), and a REST client that calls them as an
 // integration would.
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
@@ -58,7 +59,7 @@ export async function startInstances(kind: DbKind, count: number): Promise<Insta
     }
     await migrate(dbs[0]!.sql);
     const organization = await dbs[0]!.prisma.organization.create({ data: { name: 'Acme' } });
-    const { key } = await createApiKey(dbs[0]!.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] });
+    const { key } = await createApiKey(dbs[0]!.prisma, { organizationId: organization.id, name: 'test', scopes: allScopes() });
     const log = createLogger('silent');
     const clients = dbs.map((db) => rest(createApp({ db, log, rateLimiter: createRateLimiter({ max: 1_000_000, windowSeconds: 60, log }) }), key));
     return {

@@ -6,7 +6,8 @@
 // out BEGIN: a transaction is one round trip more than its count here (its COMMIT is counted).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { createLogger } from '../../src/logger.js';
 import { createRateLimiter } from '../../src/rate-limit.js';
@@ -72,7 +73,7 @@ describe('statements of the hot paths on PostgreSQL', () => {
     test = await migratedDatabase('postgres');
     db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '', onQuery: (sql) => statements.push(sql) });
     const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });
-    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] })).key;
+    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: allScopes() })).key;
     const log = createLogger('silent');
     app = createApp({ db, log, rateLimiter: createRateLimiter({ max: 100_000, windowSeconds: 60, log }) });
     // More customers than a page of 50, through the API (so the triggers keep the counts);

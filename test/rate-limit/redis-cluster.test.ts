@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { loadConfig } from '../../src/config.js';
@@ -188,7 +189,7 @@ describe('rate limits on a Redis Cluster, REDIS_URL naming one node', () => {
     const keys: string[] = [];
     const perNode = new Map<number, number>();
     while (cluster.ports.some((port) => (perNode.get(port) ?? 0) < 2)) {
-      const { key, record } = await createApiKey(db.prisma, { organizationId, name: 'cluster', scopes: [...SCOPES] });
+      const { key, record } = await createApiKey(db.prisma, { organizationId, name: 'cluster', scopes: allScopes() });
       const owner = await cluster.ownerOf(redisKey('rate-limit:', `key:${record.id}`));
       perNode.set(owner, (perNode.get(owner) ?? 0) + 1);
       keys.push(key);

@@ -6,7 +6,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
@@ -90,7 +91,7 @@ describe('read replicas', () => {
     await migrate(db.sql);
     const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });
     for (const name of ['writer', 'reader', 'shared'] as const) {
-      const made = await createApiKey(db.prisma, { organizationId: organization.id, name, scopes: [...SCOPES] });
+      const made = await createApiKey(db.prisma, { organizationId: organization.id, name, scopes: allScopes() });
       keys[name] = { key: made.key, id: made.record.id };
     }
     const created = await send(app, keys.writer.key, 'POST', '/v1/customers', { json: { name: 'Ada', email: 'ada@example.com' } });

@@ -1,18 +1,52 @@
 // Every sort key, range operator and set of every list, read from the schema (each list's
-// `<Type>OrderBy` and `<Type>Where`), checked against what the fixtures hold: a resource's
-// list declaration is tested by declaring it.
+// `<Type>OrderBy` and `<Type>Where`), checked against records made from each resource's
+// create example: a resource's list declaration is tested by declaring it.
 import { getNamedType, isEnumType, isInputObjectType, type GraphQLEnumType, type GraphQLInputObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purgeOrder } from '../../src/db/tombstones.js';
+import { ROUTES } from '../../src/rest/router.js';
 import { buildRoutes } from '../../src/rest/routes.js';
-import { snakeCase } from '../../src/rest/names.js';
+import { camelCase, snakeCase } from '../../src/rest/names.js';
 import { schema } from '../../src/schema/index.js';
-import { gql, rest, startApi, type Api } from '../helpers/api.js';
+import { listSpecOf, type ListField } from '../../src/schema/list-query.js';
+import { registeredResources } from '../../src/schema/registry.js';
+import { rest, startApi, type Api } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
+import { exampleBody } from '../helpers/examples.js';
 
 type Row = Record<string, unknown> & { id: string };
 
 const LISTS = buildRoutes(schema).filter((route) => route.kind === 'list' && route.where && route.orderBy);
 const RANGE_OPS = { gt: (a: number, b: number) => a > b, gte: (a: number, b: number) => a >= b, lt: (a: number, b: number) => a < b, lte: (a: number, b: number) => a <= b };
+
+const FACTORS = [1, 3, 2, 4];
+const shifted = (text: string, days: number) => {
+  const date = new Date(Date.parse(text) + days * 86_400_000).toISOString();
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) ? date.slice(0, 10) : date;
+};
+
+/**
+ * The i-th of four bodies made from one example (REST names): numbers times 1, 3, 2 or 4 (line
+ * items' too, so totals differ), dates 0, 2, 1 or 3 days on, the list's text fields after `c`,
+ * `a`, `b` or `d`, and in the second, the list's optional fields left out (nulls sort last).
+ */
+function variant(body: Record<string, unknown>, fields: Record<string, ListField>, i: number): Record<string, unknown> {
+  const vary = (value: unknown, field?: ListField): unknown => {
+    if (typeof value === 'number') return value * FACTORS[i]!;
+    if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) return shifted(value, FACTORS[i]! - 1);
+    if (typeof value === 'string' && field?.kind === 'text' && field.sort) return `${'cabd'[i]}${value}`;
+    if (Array.isArray(value)) return value.map((item) => vary(item));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, vary(inner)]));
+    return value;
+  };
+  return Object.fromEntries(
+    Object.entries(body).flatMap(([name, value]) => {
+      const field = fields[camelCase(name)];
+      if (i === 1 && field?.nullable && !/_id$/.test(name)) return [];
+      return [[name, /_id$/.test(name) ? value : vary(value, field)]];
+    }),
+  );
+}
 
 /** A field's value as a number to compare (dates and timestamps by time). */
 const numeric = (value: unknown) => (typeof value === 'number' ? value : Date.parse(String(value)));
@@ -25,38 +59,25 @@ describe.each(DB_KINDS)('every list sort and filter on %s', (kind) => {
   beforeAll(async () => {
     api = await startApi(kind, { acme: { org: 'Acme' } });
     acme = rest(api, api.keys.acme!);
-    const key = api.keys.acme!;
-    const customers: string[] = [];
-    for (const [name, email] of [['carol', 'carol@x.example'], ['alice', null], ['bert', 'bert@x.example']] as const) {
-      customers.push((await acme.post('/customers', { name, ...(email ? { email } : {}) })).body.id);
-    }
-    const jobs: string[] = [];
-    for (const [i, title] of ['paint', 'boiler', 'roof'].entries()) {
-      jobs.push((await acme.post('/jobs', { customer_id: customers[i], title, ...(i < 2 ? { scheduled_at: `2026-12-0${3 - i}T09:00:00Z` } : {}) })).body.id);
-    }
-    await acme.post(`/jobs/${jobs[0]}/start`);
-    await acme.post(`/jobs/${jobs[0]}/complete`);
-    for (const [i, type] of ['incoming', 'outgoing', 'incoming'].entries()) {
-      await gql(api, key, 'mutation($input: CreateEmailInput!) { createEmail(input: $input) { id } }', {
-        input: { customerId: customers[i], type, from: 'a@x.example', to: `to${i}@x.example`, subject: `mail ${i}`, sentAt: `2026-11-0${i + 1}T10:00:00Z` },
-      });
-    }
-    for (const [resource, date] of [['invoices', 'due_date'], ['estimates', 'valid_until']] as const) {
-      for (const [i, moves] of [[], ['send'], ['send', resource === 'invoices' ? 'pay' : 'accept']].entries()) {
-        const created = await acme.post(`/${resource}`, {
-          customer_id: customers[i],
-          job_id: jobs[i],
-          currency: 'EUR',
-          ...(i !== 1 ? { [date]: `2026-12-${10 + i * 7}` } : {}),
-          line_items: [{ description: 'work', quantity: 1, unit_amount: [5000, 300, 9000][i] }],
-        });
+    // Four records of every resource, from its create's example, made to differ where the
+    // list sorts and filters (see variant); parents first, the i-th referring to the i-th.
+    const made = new Map<string, string[]>();
+    for (const item of purgeOrder().reverse()) {
+      const resource = registeredResources().find((r) => r.item === item);
+      if (!resource) continue;
+      const fields = listSpecOf(resource.type).fields;
+      const verbs = ROUTES.filter((r) => r.kind === 'move' && r.method === 'POST' && r.path.startsWith(`/${resource.path}/{id}/`)).map((r) => r.path.split('/').at(-1)!);
+      made.set(item, []);
+      for (const i of [0, 1, 2, 3]) {
+        const refer = Object.fromEntries([...made].map(([parent, ids]) => [`${parent}Id`, ids[i]!]));
+        const created = await acme.post(`/${resource.path}`, variant(await exampleBody(acme, resource, refer), fields, i));
         expect(created.status, JSON.stringify(created.body)).toBe(201);
-        for (const move of moves) expect((await acme.post(`/${resource}/${created.body.id}/${move}`)).status).toBe(200);
+        made.get(item)!.push(created.body.id);
+        // The i-th record takes up to i moves, the first that succeed in order (start, then
+        // complete): statuses differ, and two records reach the last (two completion times).
+        let moved = 0;
+        for (const verb of verbs) if (moved < i && (await acme.post(`/${resource.path}/${created.body.id}/${verb}`)).status === 200) moved++;
       }
-    }
-    for (const [i, title] of ['kitchen', 'attic', 'garden'].entries()) {
-      const created = await acme.post('/proposals', { customer_id: customers[i], title, total_amount: [700, 100, 400][i], currency: 'EUR' });
-      if (i === 2) await acme.post(`/proposals/${created.body.id}/send`);
     }
     for (const route of LISTS) all.set(route.resource.path, (await acme.get(`/${route.resource.path}?limit=100`)).body.data);
   });
@@ -85,6 +106,8 @@ describe.each(DB_KINDS)('every list sort and filter on %s', (kind) => {
         if (firstNull >= 0) expect(sorted.slice(firstNull).every((r) => r[field] === null)).toBe(true);
       }
       const values = (rows: Row[]) => rows.map((r) => r[field]).filter((v) => v !== null);
+      // The records differ where they are sorted, or the order would prove nothing.
+      expect(new Set(values(asc).map(String)).size, `distinct ${field} values`).toBeGreaterThan(1);
       const setType = whereFields.find((f) => snakeCase(f.name) === field);
       const named = setType && getNamedType(setType.type);
       if (named && isInputObjectType(named) && named.getFields().in) {

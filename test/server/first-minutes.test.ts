@@ -3,7 +3,8 @@
 // favicon instead of a 404 on every page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/auth/api-keys.js';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { allScopes } from '../../src/auth/scopes.js';
+import '../../src/schema/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate, readMigrations } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
@@ -28,7 +29,7 @@ describe('in one process', () => {
     const log = createLogger('silent');
     app = createApp({ db, log, rateLimiter: createRateLimiter({ max: 1_000_000, windowSeconds: 60, log }) });
     const organization = await db.prisma.organization.create({ data: { name: 'Acme' } });
-    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: [...SCOPES] })).key;
+    key = (await createApiKey(db.prisma, { organizationId: organization.id, name: 'test', scopes: allScopes() })).key;
   });
   afterAll(async () => {
     await db?.close();

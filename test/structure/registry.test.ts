@@ -1,10 +1,9 @@
-// What every list of resources is derived from, and guards on the lists that cannot be:
-// SCOPES (the CLI and the account page read it without loading the schema), the per-table
-// triggers of the migrations, and the docs. A resource added without them fails here,
+// What every list of resources is derived from, and guards on what cannot be derived: the
+// per-table triggers of the migrations, and the docs. A resource added without them fails here,
 // not in production (a 403 on /v1/events, a list whose totals never move).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { allScopes, type Scope } from '../../src/auth/scopes.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
 import { SOFT_DELETED_MODELS } from '../../src/db/tenant.js';
@@ -13,6 +12,7 @@ import { ROUTES } from '../../src/rest/router.js';
 import { eventReadScopes, readableResources } from '../../src/schema/event.js';
 import '../../src/schema/index.js';
 import { registeredResources } from '../../src/schema/registry.js';
+import { API_DOCS, generatedApiDocs, listTable, scopeTable } from '../../scripts/docs.js';
 import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const resources = () => registeredResources();
@@ -26,14 +26,13 @@ describe('the resource registry', () => {
     for (const resource of resources()) expect(resource.item).toBe(`${resource.type.charAt(0).toLowerCase()}${resource.type.slice(1)}`);
   });
 
-  it("has every resource's read and write scope in SCOPES (src/auth/scopes.ts, kept by hand for the CLI)", () => {
+  it('declares exactly the scopes that guard routes, every resource\'s read and write among them', () => {
     for (const resource of resources()) {
-      expect(SCOPES, `${resource.type}'s read scope`).toContain(resource.read);
-      expect(SCOPES, `${resource.type}'s write scope`).toContain(resource.write);
+      expect(allScopes(), `${resource.type}'s read scope`).toContain(resource.read);
+      expect(allScopes(), `${resource.type}'s write scope`).toContain(resource.write);
     }
-    // And no scope is left over: each one guards some route.
-    const guarding = new Set(ROUTES.map((route) => route.scope));
-    for (const scope of SCOPES) expect(guarding, scope).toContain(scope);
+    // No scope is left over, none missing: each one guards some route, each route's is declared.
+    expect(allScopes()).toEqual([...new Set(ROUTES.map((route) => route.scope))].sort());
   });
 
   it('serves every resource on REST under its path and scopes', () => {
@@ -57,14 +56,11 @@ describe('the resource registry', () => {
     expect(eventReadScopes()[0]).toBe('events:read');
   });
 
-  it('names every scope in the README and every scope and resource path in docs/API.md', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const api = readFileSync(new URL('../../docs/API.md', import.meta.url), 'utf8');
-    for (const scope of SCOPES) {
-      expect(readme.includes(`\`${scope}\``), `README.md names ${scope}`).toBe(true);
-      expect(api.includes(`\`${scope}\``), `docs/API.md names ${scope}`).toBe(true);
-    }
-    for (const { path } of resources()) expect(api.includes(`/${path}`), `docs/API.md names /${path}`).toBe(true);
+  it("docs/API.md's scope and list tables are what the schema declares now (npm run docs:generate writes them)", () => {
+    const api = readFileSync(API_DOCS, 'utf8');
+    expect(api, 'docs/API.md is stale: run npm run docs:generate').toBe(generatedApiDocs(api));
+    for (const scope of allScopes()) expect(scopeTable(), scope).toContain(`| \`${scope}\` |`);
+    for (const { path } of resources()) expect(listTable(), path).toContain(`| \`/${path}\` |`);
   });
 });
 

@@ -1,6 +1,12 @@
 // Official client of the CRM REST API v1. Uses only the fetch API: runs on Node 18+,
 // Deno, Bun and browsers.
 
+import { RESOURCES, type Customer, type CustomerInput, type CustomerList, type Estimate, type Invoice, type InvoiceInput, type Job, type Proposal, type ResourceTypes } from './resources.js';
+
+// Each resource's record, input, filters and list spec (Customer, CustomerInput, CustomerFilters,
+// CustomerList, ...), generated from the OpenAPI document (npm run clients:generate).
+export type * from './resources.js';
+
 export const VERSION = '0.1.0';
 
 export interface FieldError {
@@ -133,63 +139,23 @@ export type CalendarDate = string;
 /** A sort key: a field, ascending, or `-field`, descending. */
 export type SortKey<F extends string> = F | `-${F}`;
 
-export type JobStatus = 'scheduled' | 'in_progress' | 'completed' | 'cancelled';
-export type InvoiceStatus = 'draft' | 'sent' | 'paid';
+export type JobStatus = Job['status'];
+export type InvoiceStatus = Invoice['status'];
 /** An estimate's or a proposal's status. */
-export type QuoteStatus = 'draft' | 'sent' | 'accepted' | 'declined';
-
-type Stamped = {
-  search?: string | undefined;
-  created_at?: Range<Timestamp> | undefined;
-  updated_at?: Range<Timestamp> | undefined;
-  external_id?: string | undefined;
-  /** `{ tier: 'gold' }`: records with exactly these values under these keys. */
-  metadata?: Metadata | undefined;
-};
-/** A list's own filters (`search` reads each list's own fields: a customer's name and e-mail, an invoice's number, ...). */
-export type CustomerFilters = Stamped & { email?: string | undefined; phone?: string | undefined };
-export type JobFilters = Stamped & { status?: AnyOf<JobStatus> | undefined; scheduled_at?: Range<Timestamp> | undefined; completed_at?: Range<Timestamp> | undefined; customer_id?: string | undefined };
-export type EmailFilters = Stamped & { type?: AnyOf<'incoming' | 'outgoing'> | undefined; sent_at?: Range<Timestamp> | undefined; customer_id?: string | undefined };
-export type InvoiceFilters = Stamped & {
-  status?: AnyOf<InvoiceStatus> | undefined;
-  total_amount?: Range<number> | undefined;
-  issued_at?: Range<Timestamp> | undefined;
-  due_date?: Range<CalendarDate> | undefined;
-  paid_at?: Range<Timestamp> | undefined;
-  customer_id?: string | undefined;
-  job_id?: string | undefined;
-};
-export type EstimateFilters = Omit<InvoiceFilters, 'status' | 'due_date' | 'paid_at'> & { status?: AnyOf<QuoteStatus> | undefined; valid_until?: Range<CalendarDate> | undefined };
-export type ProposalFilters = Stamped & { status?: AnyOf<QuoteStatus> | undefined; total_amount?: Range<number> | undefined; customer_id?: string | undefined };
+export type QuoteStatus = Estimate['status'] | Proposal['status'];
 
 /**
  * What a resource's list answers to: its filters (with those of related lists, one level
  * deep: a customer's `invoices`, an invoice's `customer`), its sortable fields, and the
- * references `expand` answers as records.
+ * references `expand` answers as records. A list's own filters (`CustomerFilters`): `search`
+ * reads each list's own fields (a customer's name and e-mail, an invoice's number, ...);
+ * `metadata` (`{ tier: 'gold' }`) matches records with exactly these values under these keys.
  */
 export interface ListSpec<W = object, S extends string = string, R = object> {
   where: W;
   sort: S;
   references: R;
 }
-export type CustomerList = ListSpec<
-  CustomerFilters & { jobs?: JobFilters | undefined; emails?: EmailFilters | undefined; invoices?: InvoiceFilters | undefined; estimates?: EstimateFilters | undefined; proposals?: ProposalFilters | undefined },
-  'name' | 'email' | 'created_at' | 'updated_at',
-  object
->;
-export type JobList = ListSpec<JobFilters & { customer?: CustomerFilters | undefined }, 'title' | 'status' | 'scheduled_at' | 'completed_at' | 'created_at' | 'updated_at', { customer: Customer }>;
-export type EmailList = ListSpec<EmailFilters & { customer?: CustomerFilters | undefined }, 'sent_at' | 'created_at' | 'updated_at', { customer: Customer }>;
-export type InvoiceList = ListSpec<
-  InvoiceFilters & { customer?: CustomerFilters | undefined; job?: JobFilters | undefined },
-  'number' | 'status' | 'total_amount' | 'issued_at' | 'due_date' | 'paid_at' | 'created_at' | 'updated_at',
-  { customer: Customer; job: Job }
->;
-export type EstimateList = ListSpec<
-  EstimateFilters & { customer?: CustomerFilters | undefined; job?: JobFilters | undefined },
-  'number' | 'status' | 'total_amount' | 'issued_at' | 'valid_until' | 'created_at' | 'updated_at',
-  { customer: Customer; job: Job }
->;
-export type ProposalList = ListSpec<ProposalFilters & { customer?: CustomerFilters | undefined }, 'title' | 'status' | 'total_amount' | 'created_at' | 'updated_at', { customer: Customer }>;
 
 type FieldOf<T> = Extract<keyof T, string>;
 
@@ -281,10 +247,37 @@ interface EditableResource<T extends { version: number }, Input, L extends ListS
   batch(items: ReadonlyArray<CreateItem<Input> | UpsertItem<Input> | UpdateItem<Input> | DeleteItem>, mode?: BatchMode, options?: CallOptions): Promise<{ results: BatchResult<T>[] }>;
 }
 
-interface MovableResource<T extends { version: number }, Input, Move extends string, L extends ListSpec = ListSpec> extends EditableResource<T, Input, L> {
+interface Transitions<T, Move extends string> {
   /** POST /{resource}/{id}/{move}: a change of status, such as an invoice's `send`. */
   transition(id: string, move: Move, options?: WriteOptions): Promise<T>;
 }
+
+interface MovableResource<T extends { version: number }, Input, Move extends string, L extends ListSpec = ListSpec> extends EditableResource<T, Input, L>, Transitions<T, Move> {}
+
+/** What a generated resource's client offers (RESOURCES): `update` with an update, `transition` with moves, `sync`. */
+type ResourceSpec = { path: string; update: boolean; sync: boolean; moves: readonly string[] };
+
+/** The client of a generated resource: its types (ResourceTypes) with what RESOURCES says it offers. */
+type ResourceClient<K extends keyof ResourceTypes, S extends ResourceSpec = (typeof RESOURCES)[K]> =
+  ResourceTypes[K] extends { record: infer T extends { version: number }; input: infer Input; list: infer L extends ListSpec }
+    ? WithSync<
+        S['update'] extends true
+          ? MovableResource<T, Input, S['moves'][number], L>
+          : [S['moves'][number]] extends [never]
+            ? Resource<T, Input, L>
+            : Resource<T, Input, L> & Transitions<T, S['moves'][number]>,
+        S['sync']
+      >
+    : never;
+type WithSync<R, Sync extends boolean> = Sync extends true ? R : Omit<R, 'sync'>;
+
+/** Resources whose client has methods of its own besides the generated ones (customerResource). */
+interface Extended {
+  customers: Customers;
+}
+
+/** A property of CrmClient for each generated resource: `crm.invoices`, `crm.proposals`, ... */
+type ResourceClients = { readonly [K in keyof ResourceTypes]: K extends keyof Extended ? Extended[K] : ResourceClient<K> };
 
 interface Customers extends EditableResource<Customer, CustomerInput, CustomerList> {
   /** GET /customers/duplicates: live customers sharing an e-mail or a phone, grouped (e-mail groups first), a page of groups. */
@@ -321,13 +314,7 @@ export class Sync<T, Item = T | Tombstone> implements AsyncIterable<Item> {
 
 /** Every record: `version` grows by one on each change; `deleted_at` is null while it is live; its integration keys. */
 export type Versioned = { version: number; deleted_at: string | null } & IntegrationKeys;
-export type Customer = Versioned & { id: string; name: string; email: string | null; phone: string | null; created_at: string; updated_at: string };
-export type Job = Versioned & { id: string; customer_id: string; title: string; description: string | null; status: string; scheduled_at: string | null; completed_at: string | null; created_at: string; updated_at: string };
-export type Email = Versioned & { id: string; customer_id: string; type: string; from: string; to: string; subject: string; body: string; sent_at: string; created_at: string; updated_at: string };
-export type LineItem = { description: string; quantity: number; unit_amount: number; amount: number };
-export type Invoice = Versioned & { id: string; number: string; customer_id: string; job_id: string | null; status: string; currency: string; line_items: LineItem[]; total_amount: number; issued_at: string | null; due_date: string | null; paid_at: string | null; created_at: string; updated_at: string };
-export type Estimate = Omit<Invoice, 'due_date' | 'paid_at'> & { valid_until: string | null };
-export type Proposal = Versioned & { id: string; customer_id: string; title: string; status: string; total_amount: number; currency: string; created_at: string; updated_at: string };
+export type LineItem = Invoice['line_items'][number];
 
 /** A change to a record, as it committed: what `events` lists and what a webhook delivers. */
 export interface CrmEvent<T = Record<string, unknown>> {
@@ -433,13 +420,7 @@ export interface RequestLogs {
 /** What the endpoint answered a test ping: its status (null when it could not be reached), the time it took, why it failed. */
 export type WebhookTestResult = { status_code: number | null; duration_ms: number; error: string | null };
 
-export type LineItemInput = { description: string; quantity: number; unit_amount: number };
-export type CustomerInput = IntegrationInput & { name: string; email?: string | undefined; phone?: string | undefined };
-export type JobInput = IntegrationInput & { customer_id: string; title: string; description?: string | undefined; scheduled_at?: string | undefined };
-export type EmailInput = IntegrationInput & { customer_id: string; type: 'incoming' | 'outgoing'; from: string; to: string; subject: string; body?: string | undefined; sent_at?: string | undefined };
-export type InvoiceInput = IntegrationInput & { customer_id: string; job_id?: string | undefined; currency: string; due_date?: string | undefined; line_items: LineItemInput[] };
-export type EstimateInput = IntegrationInput & { customer_id: string; job_id?: string | undefined; currency: string; valid_until?: string | undefined; line_items: LineItemInput[] };
-export type ProposalInput = IntegrationInput & { customer_id: string; title: string; currency: string; total_amount: number };
+export type LineItemInput = InvoiceInput['line_items'][number];
 
 /**
  * A list call's options in REST's words: filters (beside the paging options or in `where`)
@@ -470,14 +451,9 @@ function entityTag(version: number | string): string {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const env: { CRM_API_KEY?: string | undefined; CRM_BASE_URL?: string | undefined } = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 
+// The generated resources' properties (crm.customers, crm.invoices, ...): made in the constructor from RESOURCES.
+export interface CrmClient extends ResourceClients {}
 export class CrmClient {
-  readonly customers: Customers;
-  readonly jobs: MovableResource<Job, JobInput, 'start' | 'complete' | 'cancel', JobList>;
-  /** E-mails cannot be edited: no `update`. */
-  readonly emails: Resource<Email, EmailInput, EmailList>;
-  readonly invoices: MovableResource<Invoice, InvoiceInput, 'send' | 'pay', InvoiceList>;
-  readonly estimates: MovableResource<Estimate, EstimateInput, 'send' | 'accept' | 'decline', EstimateList>;
-  readonly proposals: MovableResource<Proposal, ProposalInput, 'send' | 'accept' | 'decline', ProposalList>;
   /** The event log: every committed change. */
   readonly events: Events;
   /** Where events are sent, signed (see verifyWebhook). */
@@ -501,12 +477,9 @@ export class CrmClient {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.maxRetries = options.maxRetries ?? 3;
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.customers = this.customerResource();
-    this.jobs = this.editable('jobs', ['start', 'complete', 'cancel']);
-    this.emails = this.resource('emails');
-    this.invoices = this.editable('invoices', ['send', 'pay']);
-    this.estimates = this.editable('estimates', ['send', 'accept', 'decline']);
-    this.proposals = this.editable('proposals', ['send', 'accept', 'decline']);
+    // A client for each generated resource, those with methods of their own (Extended) made by hand.
+    const extended: Extended = { customers: this.customerResource() };
+    Object.assign(this, Object.fromEntries(Object.entries(RESOURCES).map(([name, spec]) => [name, name in extended ? extended[name as keyof Extended] : this.generated(spec)])));
     this.events = this.eventLog();
     this.webhookEndpoints = this.endpoints();
     this.imports = {
@@ -586,24 +559,27 @@ export class CrmClient {
     };
   }
 
-  private editable<T extends { version: number }, Input, Move extends string, L extends ListSpec>(path: string, moves: Move[]): MovableResource<T, Input, Move, L> {
+  /** A generated resource's client: the resource's calls, with `update` if it has one, `transition` if it has one or moves, and `sync` if it syncs. */
+  private generated({ path, update, sync, moves }: ResourceSpec): object {
+    const { sync: changes, ...calls } = this.resource(path);
     const item = (id: string) => `/${path}/${encodeURIComponent(id)}`;
-    const update = (id: string, patch: Update<Input>, options: WriteOptions = {}) =>
-      this.request<T>('PATCH', item(id), { ...this.writeOptions(options), body: patch, contentType: 'application/merge-patch+json' });
+    const patch = (id: string, body: object, options: WriteOptions = {}) =>
+      this.request('PATCH', item(id), { ...this.writeOptions(options), body, contentType: 'application/merge-patch+json' });
+    const transition = (id: string, move: string, options: WriteOptions = {}) => {
+      if (!moves.includes(move)) throw new TypeError(`${path} have no transition ${JSON.stringify(move)}: one of ${moves.join(', ') || 'none'}`);
+      return this.request('POST', `${item(id)}/${move}`, this.writeOptions(options));
+    };
     return {
-      ...this.resource<T, Input, L>(path),
-      update,
-      updateIfUnchanged: (record, patch, options = {}) => update(record.id, patch, { ...options, ifMatch: record.version }),
-      transition: (id, move, options = {}) => {
-        if (!moves.includes(move)) throw new TypeError(`${path} have no transition ${JSON.stringify(move)}: one of ${moves.join(', ') || 'none'}`);
-        return this.request<T>('POST', `${item(id)}/${move}`, this.writeOptions(options));
-      },
+      ...calls,
+      ...(sync ? { sync: changes } : {}),
+      ...(update ? { update: patch, updateIfUnchanged: (record: { id: string; version: number }, body: object, options: WriteOptions = {}) => patch(record.id, body, { ...options, ifMatch: record.version }) } : {}),
+      ...(update || moves.length > 0 ? { transition } : {}),
     };
   }
 
   private customerResource(): Customers {
     return {
-      ...this.editable<Customer, CustomerInput, never, CustomerList>('customers', []),
+      ...(this.generated(RESOURCES.customers) as EditableResource<Customer, CustomerInput, CustomerList>),
       duplicates: (params = {}) => this.request<Page<DuplicateGroup>>('GET', '/customers/duplicates', { query: params }),
       merge: (id, sourceIds, options = {}) =>
         this.request<Customer>('POST', `/customers/${encodeURIComponent(id)}/merge`, { ...this.writeOptions(options), body: { source_ids: sourceIds } }),

@@ -7,13 +7,10 @@ namespace Crm;
 // the http stream wrapper).
 final class Client
 {
+    // A resource's property ($customers, $jobs, ...), made from the generated Resources.
+    use Resources;
+
     public const VERSION = '0.1.0';
-    public readonly Customers $customers;
-    public readonly Resource $jobs;
-    public readonly Resource $emails;
-    public readonly Resource $invoices;
-    public readonly Resource $estimates;
-    public readonly Resource $proposals;
     /** The event log: every committed change. */
     public readonly Events $events;
     /** Where events are sent, signed (see Webhook::verify). */
@@ -35,12 +32,7 @@ final class Client
         }
         $this->apiKey = $apiKey;
         $this->baseUrl = rtrim($baseUrl ?? (getenv('CRM_BASE_URL') ?: 'http://localhost:3000/v1'), '/');
-        $this->customers = new Customers($this);
-        $this->jobs = new Resource($this, 'jobs', moves: ['start', 'complete', 'cancel']);
-        $this->emails = new Resource($this, 'emails', editable: false);
-        $this->invoices = new Resource($this, 'invoices', moves: ['send', 'pay']);
-        $this->estimates = new Resource($this, 'estimates', moves: ['send', 'accept', 'decline']);
-        $this->proposals = new Resource($this, 'proposals', moves: ['send', 'accept', 'decline']);
+        $this->makeResources();
         $this->events = new Events($this);
         $this->webhookEndpoints = new WebhookEndpoints($this);
         $this->imports = new Imports($this);

@@ -6,11 +6,6 @@ namespace Crm;
 /** Customers: a resource's records, and their duplicates and merges. */
 final class Customers extends Resource
 {
-    public function __construct(Client $client)
-    {
-        parent::__construct($client, 'customers');
-    }
-
     /**
      * Live customers sharing an e-mail or a phone, grouped (e-mail groups first): a page of
      * ['key' => 'email' | 'phone', 'value', 'count', 'customers' => [...]] ('page', 'limit', 'cursor').

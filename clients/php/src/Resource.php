@@ -12,7 +12,7 @@ class Resource
     use Pages;
 
     /** @param list<string> $moves the transitions of the resource's status */
-    public function __construct(protected Client $client, protected string $path, private bool $editable = true, private array $moves = []) {}
+    public function __construct(protected Client $client, protected string $path, private bool $editable = true, private bool $sync = true, private array $moves = []) {}
 
     public function create(array $body, ?string $idempotencyKey = null, bool $dryRun = false): array
     {
@@ -93,6 +93,9 @@ class Resource
      */
     public function sync(?string $cursor = null, ?string $updatedSince = null, int $limit = 100): Sync
     {
+        if (!$this->sync) {
+            throw new \BadMethodCallException("{$this->path} have no sync");
+        }
         return new Sync($this, $cursor, $updatedSince, $limit);
     }
 

@@ -17,6 +17,8 @@ import urllib.request
 import uuid
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ._resources import _Resources
+
 __version__ = "0.1.0"
 __all__ = ["Client", "Sync", "EventSync", "CrmError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PreconditionFailed",
            "RateLimited", "ServerError", "WebhookVerificationError", "verify_webhook"]
@@ -275,9 +277,10 @@ class _Resource(_Pages):
     """Every write takes dry_run=True (sent as Prefer: dry-run): the server runs it and answers what it would
     (the record, or the error it would raise), keeping nothing."""
 
-    def __init__(self, client: "Client", path: str, editable: bool = True, moves: Sequence[str] = ()):
+    def __init__(self, client: "Client", path: str, editable: bool = True, sync: bool = True, moves: Sequence[str] = ()):
         super().__init__(client, path)
         self._editable = editable
+        self._sync = sync
         self._moves = tuple(moves)
 
     def create(self, body: Dict[str, Any], idempotency_key: Optional[str] = None, dry_run: bool = False) -> Dict[str, Any]:
@@ -336,6 +339,8 @@ class _Resource(_Pages):
     def sync(self, cursor: Optional[str] = None, updated_since: Any = None, limit: int = 100) -> Sync:
         """Every change (records and tombstones), oldest first, from `cursor` (or from the first change, or
         from `updated_since`, an ISO 8601 time): iterate it, then save its `cursor` for next time."""
+        if not self._sync:
+            raise AttributeError(f"{self._path} have no sync")
         return Sync(self, cursor, updated_since, limit)
 
     def _write(self, method: str, path: str, if_match: Union[int, str, None], idempotency_key: Optional[str], body: Any = None,
@@ -347,9 +352,6 @@ class _Resource(_Pages):
 
 
 class _Customers(_Resource):
-    def __init__(self, client: "Client"):
-        super().__init__(client, "customers")
-
     def duplicates(self, **params: Any) -> Dict[str, Any]:
         """Live customers sharing an e-mail or a phone, grouped (e-mail groups first): a page of {"key": "email" |
         "phone", "value", "count", "customers": [...]} (page=, limit=, cursor=)."""
@@ -362,8 +364,9 @@ class _Customers(_Resource):
         return self._write("POST", self._item(id) + "/merge", if_match, idempotency_key, body={"source_ids": list(source_ids)}, dry_run=dry_run)
 
 
-class Client:
-    """client = Client(api_key="svc_live_...", base_url="http://localhost:3000/v1")"""
+class Client(_Resources):
+    """client = Client(api_key="svc_live_...", base_url="http://localhost:3000/v1"); a resource's attribute (customers, jobs,
+    ...) is made from the generated _Resources."""
 
     def __init__(self, api_key: Optional[str] = None, base_url: Optional[str] = None, timeout: float = 30.0, max_retries: int = 3):
         self.api_key = api_key or os.environ.get("CRM_API_KEY")
@@ -372,12 +375,7 @@ class Client:
         self.base_url = (base_url or os.environ.get("CRM_BASE_URL") or "http://localhost:3000/v1").rstrip("/")
         self.timeout = timeout
         self.max_retries = max_retries
-        self.customers = _Customers(self)
-        self.jobs = _Resource(self, "jobs", moves=("start", "complete", "cancel"))
-        self.emails = _Resource(self, "emails", editable=False)
-        self.invoices = _Resource(self, "invoices", moves=("send", "pay"))
-        self.estimates = _Resource(self, "estimates", moves=("send", "accept", "decline"))
-        self.proposals = _Resource(self, "proposals", moves=("send", "accept", "decline"))
+        self._make_resources()
         self.events = _Events(self)
         self.webhook_endpoints = _WebhookEndpoints(self)
         self.imports = _Imports(self)

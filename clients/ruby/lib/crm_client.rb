@@ -6,6 +6,7 @@ require 'securerandom'
 require 'set'
 require 'time'
 require 'uri'
+require_relative 'crm_client/resources'
 
 module CrmClient
   VERSION = '0.1.0'
@@ -242,9 +243,9 @@ module CrmClient
   # Every write takes +dry_run: true+ (sent as Prefer: dry-run): the server runs it and answers
   # what it would (the record, or the error it would raise), keeping nothing.
   class Resource < Pages
-    def initialize(client, path, editable: true, moves: [])
+    def initialize(client, path, editable: true, sync: true, moves: [])
       super(client, path)
-      @editable, @moves = editable, moves.map(&:to_s)
+      @editable, @sync, @moves = editable, sync, moves.map(&:to_s)
     end
 
     def create(body, idempotency_key: nil, dry_run: false)
@@ -311,6 +312,8 @@ module CrmClient
     # Every change (records and tombstones), oldest first, from +cursor+ (or the first change, or
     # +updated_since+, an ISO 8601 string or a Time): iterate it, then save its +cursor+.
     def sync(cursor: nil, updated_since: nil, limit: 100)
+      raise NoMethodError, "#{@path} have no sync" unless @sync
+
       Sync.new(self, cursor, updated_since, limit)
     end
 
@@ -356,10 +359,6 @@ module CrmClient
   end
 
   class Customers < Resource
-    def initialize(client)
-      super(client, 'customers')
-    end
-
     # Live customers sharing an e-mail or a phone, grouped (e-mail groups first): a page of
     # {"key" => "email" | "phone", "value", "count", "customers" => [...]} (page:, limit:, cursor:).
     def duplicates(**params)
@@ -439,20 +438,17 @@ module CrmClient
   end
   private_class_method :webhook_header
 
-  # client = CrmClient::Client.new(api_key: 'svc_live_...', base_url: 'http://localhost:3000/v1')
+  # client = CrmClient::Client.new(api_key: 'svc_live_...', base_url: 'http://localhost:3000/v1'); a
+  # resource's reader (customers, jobs, ...) is made from the generated Resources.
   class Client
-    attr_reader :customers, :jobs, :emails, :invoices, :estimates, :proposals, :events, :webhook_endpoints, :imports, :request_logs
+    include Resources
+    attr_reader :events, :webhook_endpoints, :imports, :request_logs
 
     def initialize(api_key: ENV['CRM_API_KEY'], base_url: ENV['CRM_BASE_URL'] || 'http://localhost:3000/v1', timeout: 30, max_retries: 3)
       raise ArgumentError, 'An API key is required: pass api_key or set CRM_API_KEY.' if api_key.nil? || api_key.empty?
 
       @api_key, @base_url, @timeout, @max_retries = api_key, base_url.chomp('/'), timeout, max_retries
-      @customers = Customers.new(self)
-      @jobs = Resource.new(self, 'jobs', moves: %w[start complete cancel])
-      @emails = Resource.new(self, 'emails', editable: false)
-      @invoices = Resource.new(self, 'invoices', moves: %w[send pay])
-      @estimates = Resource.new(self, 'estimates', moves: %w[send accept decline])
-      @proposals = Resource.new(self, 'proposals', moves: %w[send accept decline])
+      make_resources
       @events = Events.new(self)
       @webhook_endpoints = WebhookEndpoints.new(self)
       @imports = Imports.new(self)

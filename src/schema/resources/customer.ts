@@ -1,9 +1,13 @@
-import { builder } from './builder.js';
-import { ruled, rules } from './field-rules.js';
-import { integrationInputs } from './integration-keys.js';
-import { relationArgs, relationQuery } from './relations.js';
-import { defineCreate, defineResource } from './resource.js';
-import { patchData } from './validation.js';
+import { builder } from '../builder.js';
+import { ruled, rules } from '../field-rules.js';
+import { integrationInputs } from '../integration-keys.js';
+import { defineCreate, defineResource } from '../resource.js';
+import { patchData } from '../validation.js';
+
+// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
+declare module '../../auth/scopes.js' {
+  interface ScopeNames { 'customers:read': true; 'customers:write': true }
+}
 
 export const Customer = builder.prismaObject('Customer', {
   fields: (t) => ({
@@ -11,11 +15,6 @@ export const Customer = builder.prismaObject('Customer', {
     name: t.exposeString('name'),
     email: t.exposeString('email', { nullable: true }),
     phone: t.exposeString('phone', { nullable: true, description: 'E.164, such as +14155550123.' }),
-    jobs: t.relation('jobs', { authScopes: { scope: 'jobs:read' }, nullable: true, args: relationArgs, query: relationQuery }),
-    emails: t.relation('emails', { authScopes: { scope: 'emails:read' }, nullable: true, args: relationArgs, query: relationQuery }),
-    invoices: t.relation('invoices', { authScopes: { scope: 'invoices:read' }, nullable: true, args: relationArgs, query: relationQuery }),
-    estimates: t.relation('estimates', { authScopes: { scope: 'estimates:read' }, nullable: true, args: relationArgs, query: relationQuery }),
-    proposals: t.relation('proposals', { authScopes: { scope: 'proposals:read' }, nullable: true, args: relationArgs, query: relationQuery }),
   }),
 });
 
@@ -35,13 +34,7 @@ defineResource(Customer, {
       phone: { kind: 'text', nullable: true, exact: true },
     },
     search: { columns: ['name', 'email'], description: 'Case-insensitive substring of the name or e-mail.' },
-    relations: {
-      jobs: { type: 'Job', many: true },
-      emails: { type: 'Email', many: true },
-      invoices: { type: 'Invoice', many: true },
-      estimates: { type: 'Estimate', many: true },
-      proposals: { type: 'Proposal', many: true },
-    },
+    // Its children's lists and filters come from their declarations (jobs, invoices, ...).
   },
   update: {
     input: builder.inputType('UpdateCustomerInput', {

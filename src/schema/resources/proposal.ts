@@ -1,12 +1,17 @@
-import { builder } from './builder.js';
-import { ruled, rules } from './field-rules.js';
-import { integrationInputs } from './integration-keys.js';
-import { QuoteStatus } from '../generated/prisma/enums.js';
-import { enumField } from './list-query.js';
-import { QuoteStatusEnum } from './enums.js';
-import { defineCreate, defineResource } from './resource.js';
-import { quoteMoves } from './transitions.js';
-import { patchData } from './validation.js';
+import { builder } from '../builder.js';
+import { ruled, rules } from '../field-rules.js';
+import { integrationInputs } from '../integration-keys.js';
+import { QuoteStatus } from '../../generated/prisma/enums.js';
+import { enumField } from '../list-query.js';
+import { QuoteStatusEnum } from '../enums.js';
+import { defineCreate, defineResource } from '../resource.js';
+import { quoteMoves } from '../transitions.js';
+import { patchData } from '../validation.js';
+
+// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
+declare module '../../auth/scopes.js' {
+  interface ScopeNames { 'proposals:read': true; 'proposals:write': true }
+}
 
 export const Proposal = builder.prismaObject('Proposal', {
   fields: (t) => ({

@@ -1,10 +1,15 @@
-import { builder } from './builder.js';
-import { ruled, rules } from './field-rules.js';
-import { integrationInputs } from './integration-keys.js';
-import { EmailType } from '../generated/prisma/enums.js';
-import { enumField } from './list-query.js';
-import { EmailTypeEnum } from './enums.js';
-import { defineCreate, defineResource } from './resource.js';
+import { builder } from '../builder.js';
+import { ruled, rules } from '../field-rules.js';
+import { integrationInputs } from '../integration-keys.js';
+import { EmailType } from '../../generated/prisma/enums.js';
+import { enumField } from '../list-query.js';
+import { EmailTypeEnum } from '../enums.js';
+import { defineCreate, defineResource } from '../resource.js';
+
+// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
+declare module '../../auth/scopes.js' {
+  interface ScopeNames { 'emails:read': true }
+}
 
 export const Email = builder.prismaObject('Email', {
   fields: (t) => ({

@@ -1,10 +1,15 @@
-import { builder } from './builder.js';
-import { QuoteStatus } from '../generated/prisma/enums.js';
-import { enumField } from './list-query.js';
-import { QuoteStatusEnum } from './enums.js';
-import { billingFields, billingList, billingUpdate, defineBillingCreate } from './line-items.js';
-import { defineResource } from './resource.js';
-import { quoteMoves } from './transitions.js';
+import { builder } from '../builder.js';
+import { QuoteStatus } from '../../generated/prisma/enums.js';
+import { enumField } from '../list-query.js';
+import { QuoteStatusEnum } from '../enums.js';
+import { billingFields, billingList, billingUpdate, defineBillingCreate } from '../line-items.js';
+import { defineResource } from '../resource.js';
+import { quoteMoves } from '../transitions.js';
+
+// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
+declare module '../../auth/scopes.js' {
+  interface ScopeNames { 'estimates:read': true; 'estimates:write': true }
+}
 
 export const Estimate = builder.prismaObject('Estimate', {
   fields: (t) => ({

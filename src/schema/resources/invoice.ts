@@ -1,10 +1,15 @@
-import { InvoiceStatus } from '../generated/prisma/enums.js';
-import { enumField } from './list-query.js';
-import { builder } from './builder.js';
-import { InvoiceStatusEnum } from './enums.js';
-import { billingFields, billingList, billingUpdate, defineBillingCreate } from './line-items.js';
-import { defineResource } from './resource.js';
-import type { Move } from './transitions.js';
+import { InvoiceStatus } from '../../generated/prisma/enums.js';
+import { enumField } from '../list-query.js';
+import { builder } from '../builder.js';
+import { InvoiceStatusEnum } from '../enums.js';
+import { billingFields, billingList, billingUpdate, defineBillingCreate } from '../line-items.js';
+import { defineResource } from '../resource.js';
+import type { Move } from '../transitions.js';
+
+// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
+declare module '../../auth/scopes.js' {
+  interface ScopeNames { 'invoices:read': true; 'invoices:write': true }
+}
 
 export const Invoice = builder.prismaObject('Invoice', {
   fields: (t) => ({
