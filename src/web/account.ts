@@ -5,7 +5,7 @@ import { copyButton } from './copy-button.js';
 import { organizationFor, type Mode } from '../auth/modes.js';
 import { createApiKey } from '../auth/api-keys.js';
 import { verifyPassword } from '../auth/passwords.js';
-import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
+import { allScopes, isScope, type Scope } from '../auth/scopes.js';
 import type { WebhookServices } from '../context.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
@@ -122,7 +122,7 @@ async function keysPage(
       const status = keyStatus(k);
       return `<tr>
         <td>${escape(k.name)}</td><td><code>${escape(k.prefix)}…</code></td>
-        <td>${k.scopes.length === SCOPES.length ? 'all' : k.scopes.map(escape).join('<br>')}</td>
+        <td>${k.scopes.length === allScopes().length ? 'all' : k.scopes.map(escape).join('<br>')}</td>
         <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td>
         <td class="status-${status}">${status}</td>
         <td>${status === 'revoked' ? '' : `<form method="post" action="/settings/api-keys/${escape(k.id)}/revoke${mode === 'test' ? '?mode=test' : ''}">
@@ -144,7 +144,7 @@ async function keysPage(
       <label for="name">Name</label><input id="name" name="name" type="text" maxlength="100" required placeholder="e.g. Accounting sync">
       <fieldset><legend>Scopes</legend>
         <label><input type="checkbox" name="scope" value="all"> all</label>
-        ${SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}"> ${s}</label>`).join('')}
+        ${allScopes().map((s) => `<label><input type="checkbox" name="scope" value="${s}"> ${s}</label>`).join('')}
       </fieldset>
       <label for="expires">Expires (optional)</label><input id="expires" name="expires" type="date">
       <p><button class="primary" type="submit">Create key</button></p>
@@ -264,7 +264,7 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
         if (form instanceof Response) return form;
         const name = (form.get('name') ?? '').trim();
         const chosen = form.getAll('scope');
-        const scopes: Scope[] = chosen.includes('all') ? [...SCOPES] : chosen.filter(isScope);
+        const scopes: Scope[] = chosen.includes('all') ? allScopes() : chosen.filter(isScope);
         const expires = form.get('expires') ?? '';
         const mode: Mode = form.get('mode') === 'test' ? 'test' : 'live';
         const expiresAt = expires ? new Date(`${expires}T23:59:59.999Z`) : null;

@@ -4,10 +4,7 @@ import { integrationInputs } from '../integration-keys.js';
 import { defineCreate, defineResource } from '../resource.js';
 import { patchData } from '../validation.js';
 
-// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
-declare module '../../auth/scopes.js' {
-  interface ScopeNames { 'customers:read': true; 'customers:write': true }
-}
+declare module '../../auth/scopes.js' { interface ScopeNames { 'customers:read': true; 'customers:write': true } }
 
 export const Customer = builder.prismaObject('Customer', {
   fields: (t) => ({

@@ -6,10 +6,7 @@ import { enumField } from '../list-query.js';
 import { EmailTypeEnum } from '../enums.js';
 import { defineCreate, defineResource } from '../resource.js';
 
-// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
-declare module '../../auth/scopes.js' {
-  interface ScopeNames { 'emails:read': true }
-}
+declare module '../../auth/scopes.js' { interface ScopeNames { 'emails:read': true } }
 
 export const Email = builder.prismaObject('Email', {
   fields: (t) => ({

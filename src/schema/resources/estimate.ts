@@ -6,10 +6,7 @@ import { billingFields, billingList, billingUpdate, defineBillingCreate } from '
 import { defineResource } from '../resource.js';
 import { quoteMoves } from '../transitions.js';
 
-// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
-declare module '../../auth/scopes.js' {
-  interface ScopeNames { 'estimates:read': true; 'estimates:write': true }
-}
+declare module '../../auth/scopes.js' { interface ScopeNames { 'estimates:read': true; 'estimates:write': true } }
 
 export const Estimate = builder.prismaObject('Estimate', {
   fields: (t) => ({

@@ -6,10 +6,7 @@ import { billingFields, billingList, billingUpdate, defineBillingCreate } from '
 import { defineResource } from '../resource.js';
 import type { Move } from '../transitions.js';
 
-// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
-declare module '../../auth/scopes.js' {
-  interface ScopeNames { 'invoices:read': true; 'invoices:write': true }
-}
+declare module '../../auth/scopes.js' { interface ScopeNames { 'invoices:read': true; 'invoices:write': true } }
 
 export const Invoice = builder.prismaObject('Invoice', {
   fields: (t) => ({

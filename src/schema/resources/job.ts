@@ -8,10 +8,7 @@ import { defineCreate, defineResource } from '../resource.js';
 import type { Move } from '../transitions.js';
 import { patchData } from '../validation.js';
 
-// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
-declare module '../../auth/scopes.js' {
-  interface ScopeNames { 'jobs:read': true; 'jobs:write': true }
-}
+declare module '../../auth/scopes.js' { interface ScopeNames { 'jobs:read': true; 'jobs:write': true } }
 
 export const Job = builder.prismaObject('Job', {
   fields: (t) => ({

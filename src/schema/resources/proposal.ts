@@ -8,10 +8,7 @@ import { defineCreate, defineResource } from '../resource.js';
 import { quoteMoves } from '../transitions.js';
 import { patchData } from '../validation.js';
 
-// Its scopes' names, for tsc (see auth/scopes.ts); defineResource declares them at run time.
-declare module '../../auth/scopes.js' {
-  interface ScopeNames { 'proposals:read': true; 'proposals:write': true }
-}
+declare module '../../auth/scopes.js' { interface ScopeNames { 'proposals:read': true; 'proposals:write': true } }
 
 export const Proposal = builder.prismaObject('Proposal', {
   fields: (t) => ({
