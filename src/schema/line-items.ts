@@ -3,11 +3,10 @@
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
-import { integrationInputs } from './integration-keys.js';
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
 import type { ListSpec } from './list-query.js';
-import { defineCreate } from './resource.js';
+import { defineCreate, type InputFields } from './resource.js';
 import { InputCheck, MAX_AMOUNT, patchData } from './validation.js';
 
 const MAX_LINE_ITEMS = 100;
@@ -138,16 +137,13 @@ type BillingDate = 'dueDate' | 'validUntil';
  * The update of a draft invoice or estimate: its lines (replaced as a whole, with the total),
  * currency, date and job. Its customer and number stay; a sent one does not change at all.
  */
-export function billingUpdate(type: 'Invoice' | 'Estimate', date: BillingDate) {
+export function billingUpdate(date: BillingDate) {
   return {
-    input: builder.inputType(`Update${type}Input`, {
-      fields: (t) => ({
-        ...integrationInputs(t, true),
-        jobId: t.id(ruled(BILLING.jobId, 'A job of this organization; null clears it.')),
-        currency: t.string(ruled(BILLING.currency)),
-        lineItems: t.field({ type: [LineItemInput], ...ruled(BILLING.lineItems, 'They replace all lines.') }),
-        [date]: t.field({ type: 'Date', description: 'null clears it.' }),
-      }),
+    fields: (t: InputFields) => ({
+      jobId: t.id(ruled(BILLING.jobId, 'A job of this organization; null clears it.')),
+      currency: t.string(ruled(BILLING.currency)),
+      lineItems: t.field({ type: [LineItemInput], ...ruled(BILLING.lineItems, 'They replace all lines.') }),
+      [date]: t.field({ type: 'Date', description: 'null clears it.' }),
     }),
     check: async (_ctx: Pick<Context, 'prisma'>, patch: Record<string, unknown>, check: InputCheck) => {
       const data = patchData(patch, {
@@ -168,21 +164,17 @@ export function billingUpdate(type: 'Invoice' | 'Estimate', date: BillingDate) {
 /** `create<Type>(input)`: a draft with the organization's next number. */
 export function defineBillingCreate({ type, scope, date, rest }: BillingCreate): void {
   const kind = type.toLowerCase() as NumberedRecord;
-  const Input = builder.inputType(`Create${type}Input`, {
+  defineCreate(type, {
+    description: `Creates a draft ${kind} with the next number of the organization.`,
+    scope,
+    rest,
     fields: (t) => ({
-      ...integrationInputs(t),
       customerId: t.id({ required: true, ...ruled(BILLING.customerId, 'A customer of this organization.') }),
       jobId: t.id(ruled(BILLING.jobId, 'A job of this organization.')),
       currency: t.string({ required: true, ...ruled(BILLING.currency) }),
       lineItems: t.field({ type: [LineItemInput], required: true, ...ruled(BILLING.lineItems) }),
       [date]: t.field({ type: 'Date' }),
     }),
-  });
-  defineCreate(type, {
-    description: `Creates a draft ${kind} with the next number of the organization.`,
-    scope,
-    rest,
-    input: Input,
     example: { currency: 'EUR', lineItems: [{ description: 'Labour', quantity: 2, unitAmount: 5000 }], [date]: new Date('2026-12-31') },
     check: async (_ctx, input, check) => ({
       ...checkBillingInput(input as BillingInput, check),

@@ -3,7 +3,7 @@
 // route table reads the `rest` extension this puts on the fields (see rest/routes.ts), and
 // each route's scope from the field's own authScopes, so REST serves exactly what the
 // schema declares.
-import type { EnumRef, InputObjectRef, ObjectRef } from '@pothos/core';
+import type { EnumRef, InputFieldMap, InputObjectRef, InputShapeFromFields, ObjectRef } from '@pothos/core';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
@@ -11,7 +11,7 @@ import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { builder, type Types } from './builder.js';
 import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
-import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
+import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, integrationInputs, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
 import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
@@ -46,9 +46,15 @@ export function restExtension(rest: RestExtension) {
 
 type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
 
+/** What a create's or an update's own fields are declared with. */
+export type InputFields = PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'InputObject'>;
+
 interface UpdateSpec<Status extends string> {
-  /** The `Update<Type>Input`: every field optional; null clears an optional one. */
-  input: InputObjectRef<SchemaTypes, object>;
+  /**
+   * The fields of `Update<Type>Input`, every one optional (null clears an optional one); the
+   * integration keys (`externalId`, `metadata`) are added to them, as to every resource's.
+   */
+  fields: (t: InputFields) => InputFieldMap;
   /**
    * Checks a patch on `check` and answers the data to write. `check` already holds the
    * faults found before (a REST body's unknown fields, the integration keys'); the update
@@ -218,7 +224,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
     const verbs = Object.values(spec.moves ?? {}).map((move) => move.verb);
     changeField(
       `update${spec.type}`,
-      { description: `Changes ${an(item)}'s fields: those given are set, null clears an optional one.${update.editable ? ` Only while ${update.editable.join(' or ')}.` : ''}`, rest: rest('update', { moves: verbs }), input: update.input },
+      { description: `Changes ${an(item)}'s fields: those given are set, null clears an optional one.${update.editable ? ` Only while ${update.editable.join(' or ')}.` : ''}`, rest: rest('update', { moves: verbs }), input: builder.inputType(`Update${spec.type}Input`, { fields: (t) => ({ ...integrationInputs(t, true), ...update.fields(t) }) }) },
       async ({ id, expectedVersion, input }, ctx, query) => {
         // Integration keys are every resource's: checked here, the rest by the resource.
         const { externalId, metadata, ...fields } = input ?? {};
@@ -278,12 +284,13 @@ function maintainedTotal<Status extends string>(ctx: Context, spec: ResourceSpec
 /** The REST row of a create mutation: `POST /v1/{path}`. */
 export const restCreate = (path: string) => restExtension({ path, kind: 'create' });
 
-interface CreateSpec<Input, Data extends object> {
+interface CreateSpec<Fields extends InputFieldMap, Data extends object, Input = InputShapeFromFields<Fields>> {
   description?: string;
   scope: Scope;
   /** REST path of `POST /v1/{path}`, where REST offers the create. */
   rest?: string;
-  input: InputObjectRef<SchemaTypes, Input>;
+  /** The fields of `Create<Type>Input`; the integration keys are added to them, as to every resource's. */
+  fields: (t: InputFields) => Fields;
   /** A valid input, its references (customerId, jobId) left out (see RegisteredResource). */
   example: Partial<Input>;
   /**
@@ -300,7 +307,9 @@ interface CreateSpec<Input, Data extends object> {
 }
 
 /** `create<Type>(input)`, and its write for upserts and batches. */
-export function defineCreate<Input, Data extends object>(type: ResourceType, spec: CreateSpec<Input, Data>): void {
+export function defineCreate<Fields extends InputFieldMap, Data extends object>(type: ResourceType, spec: CreateSpec<Fields, Data>): void {
+  type Input = InputShapeFromFields<Fields>;
+  const input = builder.inputType(`Create${type}Input`, { fields: (t) => ({ ...integrationInputs(t), ...spec.fields(t) }) });
   const run = async (ctx: Context, input: Input, query: object) => {
     const check = new InputCheck(ctx.inputErrors);
     const checked = await spec.check(ctx, input, check);
@@ -319,8 +328,8 @@ export function defineCreate<Input, Data extends object>(type: ResourceType, spe
       authScopes: { scope: spec.scope },
       nullable: true,
       extensions: spec.rest ? restCreate(spec.rest) : undefined,
-      args: { input: t.arg({ type: spec.input, required: true }) },
-      resolve: (query, _root, args, ctx) => run(ctx, (args as { input: Input }).input, query) as never,
+      args: { input: t.arg({ type: input, required: true }) },
+      resolve: (query, _root, args, ctx) => run(ctx, (args as unknown as { input: Input }).input, query) as never,
     }),
   );
 }

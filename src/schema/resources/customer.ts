@@ -1,6 +1,5 @@
 import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
-import { integrationInputs } from '../integration-keys.js';
 import { defineCreate, defineResource } from '../resource.js';
 import { patchData } from '../validation.js';
 
@@ -34,13 +33,10 @@ defineResource(Customer, {
     // Its children's lists and filters come from their declarations (jobs, invoices, ...).
   },
   update: {
-    input: builder.inputType('UpdateCustomerInput', {
-      fields: (t) => ({
-        ...integrationInputs(t, true),
-        name: t.string(ruled(FIELDS.name, 'Cannot be cleared.')),
-        email: t.string(ruled(FIELDS.email, 'null clears it.')),
-        phone: t.string(ruled(FIELDS.phone, 'null clears it.')),
-      }),
+    fields: (t) => ({
+      name: t.string(ruled(FIELDS.name, 'Cannot be cleared.')),
+      email: t.string(ruled(FIELDS.email, 'null clears it.')),
+      phone: t.string(ruled(FIELDS.phone, 'null clears it.')),
     }),
     check: async (_ctx, patch, check) =>
       patchData(patch as { name?: string | null; email?: string | null; phone?: string | null }, {
@@ -52,19 +48,14 @@ defineResource(Customer, {
 });
 
 
-const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
+defineCreate('Customer', {
+  scope: 'customers:write',
+  rest: 'customers',
   fields: (t) => ({
-    ...integrationInputs(t),
     name: t.string({ required: true, ...ruled(FIELDS.name) }),
     email: t.string(ruled(FIELDS.email)),
     phone: t.string(ruled(FIELDS.phone)),
   }),
-});
-
-defineCreate('Customer', {
-  scope: 'customers:write',
-  rest: 'customers',
-  input: CreateCustomerInput,
   example: { name: 'Grace Hopper', email: 'grace@example.com', phone: '+442071234567' },
   check: async (_ctx, input, check) => ({
     name: check.text('name', input.name, FIELDS.name)!,

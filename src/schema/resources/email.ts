@@ -1,6 +1,5 @@
 import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
-import { integrationInputs } from '../integration-keys.js';
 import { EmailType } from '../../generated/prisma/enums.js';
 import { enumField } from '../list-query.js';
 import { EmailTypeEnum } from '../enums.js';
@@ -47,9 +46,12 @@ defineResource(Email, {
 /** The rules of an e-mail's fields: its inputs' descriptions, checks and OpenAPI keywords. */
 const FIELDS = { customerId: rules.id(), from: rules.email(true), to: rules.email(true), subject: rules.text(998, true), body: rules.text(100_000) };
 
-const CreateEmailInput = builder.inputType('CreateEmailInput', {
+defineCreate('Email', {
+  description: 'Records an incoming or outgoing e-mail. An e-mail is a record of a message: it cannot be edited, only deleted.',
+  // The contract has no emails:write scope; recording e-mail is customer-record work.
+  scope: 'customers:write',
+  rest: 'emails',
   fields: (t) => ({
-    ...integrationInputs(t),
     customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
     type: t.field({ type: EmailTypeEnum, required: true }),
     from: t.string({ required: true, ...ruled(FIELDS.from) }),
@@ -58,14 +60,6 @@ const CreateEmailInput = builder.inputType('CreateEmailInput', {
     body: t.string(ruled(FIELDS.body)),
     sentAt: t.field({ type: 'DateTime', description: 'Defaults to now.' }),
   }),
-});
-
-defineCreate('Email', {
-  description: 'Records an incoming or outgoing e-mail. An e-mail is a record of a message: it cannot be edited, only deleted.',
-  // The contract has no emails:write scope; recording e-mail is customer-record work.
-  scope: 'customers:write',
-  rest: 'emails',
-  input: CreateEmailInput,
   example: { type: 'incoming', from: 'grace@example.com', to: 'office@example.com', subject: 'The boiler', body: 'It knocks at night.' },
   check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);

@@ -32,7 +32,7 @@ defineResource(Estimate, {
   embedded: ['lineItems'],
   // Sending is what issues an estimate.
   moves: quoteMoves('Estimate', { send: ['issuedAt'] }),
-  update: billingUpdate('Estimate', 'validUntil'),
+  update: billingUpdate('validUntil'),
   // Financial records: once sent, an estimate is kept.
   deletable: ['draft'],
 });

@@ -36,7 +36,7 @@ defineResource(Invoice, {
     sendInvoice: { verb: 'send', from: ['draft'], to: 'sent', stamps: ['issuedAt'] },
     markInvoicePaid: { verb: 'pay', from: ['sent'], to: 'paid', stamps: ['paidAt'] },
   } satisfies Record<string, Move<InvoiceStatus>>,
-  update: billingUpdate('Invoice', 'dueDate'),
+  update: billingUpdate('dueDate'),
   // Financial records: once sent, an invoice is kept.
   deletable: ['draft'],
 });

@@ -2,7 +2,6 @@ import { JobStatus } from '../../generated/prisma/enums.js';
 import { enumField } from '../list-query.js';
 import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
-import { integrationInputs } from '../integration-keys.js';
 import { JobStatusEnum } from '../enums.js';
 import { defineCreate, defineResource } from '../resource.js';
 import type { Move } from '../transitions.js';
@@ -51,14 +50,11 @@ defineResource(Job, {
     cancelJob: { verb: 'cancel', from: ['scheduled', 'in_progress'], to: 'cancelled' },
   } satisfies Record<string, Move<JobStatus>>,
   update: {
-    input: builder.inputType('UpdateJobInput', {
-      fields: (t) => ({
-        ...integrationInputs(t, true),
-        customerId: t.id(ruled(FIELDS.customerId, 'A customer of this organization.')),
-        title: t.string(ruled(FIELDS.title, 'Cannot be cleared.')),
-        description: t.string(ruled(FIELDS.description, 'null clears it.')),
-        scheduledAt: t.field({ type: 'DateTime', description: 'null clears it.' }),
-      }),
+    fields: (t) => ({
+      customerId: t.id(ruled(FIELDS.customerId, 'A customer of this organization.')),
+      title: t.string(ruled(FIELDS.title, 'Cannot be cleared.')),
+      description: t.string(ruled(FIELDS.description, 'null clears it.')),
+      scheduledAt: t.field({ type: 'DateTime', description: 'null clears it.' }),
     }),
     check: async (ctx, patch, check) => {
       const data = patchData(patch as { customerId?: string | null; title?: string | null; description?: string | null; scheduledAt?: Date | null }, {
@@ -73,21 +69,16 @@ defineResource(Job, {
 });
 
 
-const CreateJobInput = builder.inputType('CreateJobInput', {
+defineCreate('Job', {
+  description: 'Creates a job in status scheduled.',
+  scope: 'jobs:write',
+  rest: 'jobs',
   fields: (t) => ({
-    ...integrationInputs(t),
     customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
     title: t.string({ required: true, ...ruled(FIELDS.title) }),
     description: t.string(ruled(FIELDS.description)),
     scheduledAt: t.field({ type: 'DateTime' }),
   }),
-});
-
-defineCreate('Job', {
-  description: 'Creates a job in status scheduled.',
-  scope: 'jobs:write',
-  rest: 'jobs',
-  input: CreateJobInput,
   example: { title: 'Fix the boiler', description: 'It knocks at night.', scheduledAt: new Date('2026-12-01T09:00:00Z') },
   check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);

@@ -1,6 +1,5 @@
 import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
-import { integrationInputs } from '../integration-keys.js';
 import { QuoteStatus } from '../../generated/prisma/enums.js';
 import { enumField } from '../list-query.js';
 import { QuoteStatusEnum } from '../enums.js';
@@ -45,13 +44,10 @@ defineResource(Proposal, {
   },
   moves: quoteMoves('Proposal'),
   update: {
-    input: builder.inputType('UpdateProposalInput', {
-      fields: (t) => ({
-        ...integrationInputs(t, true),
-        title: t.string(ruled(FIELDS.title)),
-        totalAmount: t.int(ruled(FIELDS.totalAmount)),
-        currency: t.string(ruled(FIELDS.currency)),
-      }),
+    fields: (t) => ({
+      title: t.string(ruled(FIELDS.title)),
+      totalAmount: t.int(ruled(FIELDS.totalAmount)),
+      currency: t.string(ruled(FIELDS.currency)),
     }),
     check: async (_ctx, patch, check) =>
       patchData(patch as { title?: string | null; totalAmount?: number | null; currency?: string | null }, {
@@ -65,21 +61,16 @@ defineResource(Proposal, {
 });
 
 
-const CreateProposalInput = builder.inputType('CreateProposalInput', {
+defineCreate('Proposal', {
+  description: 'Creates a draft proposal.',
+  scope: 'proposals:write',
+  rest: 'proposals',
   fields: (t) => ({
-    ...integrationInputs(t),
     customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
     title: t.string({ required: true, ...ruled(FIELDS.title) }),
     totalAmount: t.int({ required: true, ...ruled(FIELDS.totalAmount) }),
     currency: t.string({ required: true, ...ruled(FIELDS.currency) }),
   }),
-});
-
-defineCreate('Proposal', {
-  description: 'Creates a draft proposal.',
-  scope: 'proposals:write',
-  rest: 'proposals',
-  input: CreateProposalInput,
   example: { title: 'Renovation', totalAmount: 120000, currency: 'EUR' },
   check: async (ctx, input, check) => {
     const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
