@@ -1,25 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, gql, rest, startApi, type Api, type KeySpec } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
+import { getNamedType, getNullableType, isListType, type GraphQLObjectType } from 'graphql';
+import { purgeOrder } from '../../src/db/tombstones.js';
 import { ROUTES } from '../../src/rest/router.js';
+import { schema } from '../../src/schema/index.js';
+import { registeredResources } from '../../src/schema/registry.js';
+import { exampleBody } from '../helpers/examples.js';
 
-interface OrgData {
-  customer: string;
-  job: string;
-  invoice: string;
-  estimate: string;
-  proposal: string;
-  email: string;
-}
+/** A record of every resource, by item (`customer`, `job`, ...). */
+type OrgData = Record<string, string>;
 
+/**
+ * A record of every resource from its create's example, parents first, each referring to
+ * the organization's own parents, and each tagged by its external id (`theirs-job`).
+ */
 async function fill(api: Api, key: string, tag: string): Promise<OrgData> {
-  const customer = (await rest(api, key).post('/customers', { name: `${tag} customer`, email: `${tag}@example.com` })).body.id;
-  const job = (await rest(api, key).post('/jobs', { customer_id: customer, title: `${tag} job` })).body.id;
-  const invoice = (await rest(api, key).post('/invoices', { customer_id: customer, job_id: job, currency: 'USD', line_items: [{ description: tag, quantity: 1, unit_amount: 777 }] })).body.id;
-  const estimate = (await gql(api, key, 'mutation($i: CreateEstimateInput!) { createEstimate(input: $i) { id } }', { i: { customerId: customer, currency: 'USD', lineItems: [{ description: tag, quantity: 1, unitAmount: 1 }] } })).createEstimate.id;
-  const proposal = (await gql(api, key, 'mutation($i: CreateProposalInput!) { createProposal(input: $i) { id } }', { i: { customerId: customer, title: tag, totalAmount: 5, currency: 'USD' } })).createProposal.id;
-  const email = (await gql(api, key, 'mutation($i: CreateEmailInput!) { createEmail(input: $i) { id } }', { i: { customerId: customer, type: 'incoming', from: `${tag}@example.com`, to: 'us@example.com', subject: tag } })).createEmail.id;
-  return { customer, job, invoice, estimate, proposal, email };
+  const records: OrgData = {};
+  for (const item of purgeOrder().reverse()) {
+    const resource = registeredResources().find((r) => r.item === item);
+    if (!resource) continue;
+    const refer = Object.fromEntries(Object.entries(records).map(([parent, id]) => [`${parent}Id`, id]));
+    const body = { ...(await exampleBody(rest(api, key), resource, refer)), external_id: `${tag}-${item}` };
+    const created = await rest(api, key).post(`/${resource.path}`, body);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    records[item] = created.body.id;
+  }
+  return records;
 }
 
 // The other side: another organization, or the caller's own test mode (svc_test_ keys work
@@ -62,17 +69,16 @@ describe.each(DB_KINDS.flatMap((kind) => OTHERS.map(([name, spec]) => ({ kind, n
       }
       expect(response.body.pagination.total, route.path).toBe(1);
       expectNothingForeign(response.body);
-      const filtered = await rest(api, api.keys.mine!).get(
-        route.params.some((p) => p.name === 'customer_id') ? `${route.path}?customer_id=${theirs.customer}` : `${route.path}?search=theirs`,
-      );
+      const item = registeredResources().find((r) => r.path === route.resource.path)!.item;
+      const filtered = await rest(api, api.keys.mine!).get(`${route.path}?external_id=theirs-${item}`);
       expect(filtered.body.pagination.total, `${route.path} filtered`).toBe(0);
     }
   });
 
   it('every REST item route answers 404 for the other organization\'s ids', async () => {
-    const ids: Record<string, string> = { customers: theirs.customer, jobs: theirs.job, invoices: theirs.invoice, estimates: theirs.estimate, proposals: theirs.proposal, emails: theirs.email };
-    for (const route of ROUTES.filter((r) => r.kind === 'item')) {
-      const response = await rest(api, api.keys.mine!).get(`/${route.resource.path}/${ids[route.resource.path]}`);
+    for (const { path, item } of registeredResources()) {
+      const route = ROUTES.find((r) => r.kind === 'item' && r.path === `/${path}/{id}`)!;
+      const response = await rest(api, api.keys.mine!).get(`/${path}/${theirs[item]}`);
       expect(response.status, route.path).toBe(404);
       expectNothingForeign(response.body);
     }
@@ -90,23 +96,29 @@ describe.each(DB_KINDS.flatMap((kind) => OTHERS.map(([name, spec]) => ({ kind, n
 
   it('GraphQL items, relations, aggregates and transitions never reach the other organization', async () => {
     const key = api.keys.mine!;
-    for (const [field, id] of [['customer', theirs.customer], ['job', theirs.job], ['invoice', theirs.invoice], ['estimate', theirs.estimate], ['proposal', theirs.proposal], ['email', theirs.email]]) {
-      const data = await gql(api, key, `query($id: ID!) { ${field}(id: $id) { id } }`, { id });
-      expect(data[field!], field).toBeNull();
+    for (const { item } of registeredResources()) {
+      const data = await gql(api, key, `query($id: ID!) { ${item}(id: $id) { id } }`, { id: theirs[item] });
+      expect(data[item], item).toBeNull();
     }
-    const everything = await gql(
-      api,
-      key,
-      `{ customers { data { id jobs { id invoices { id } } invoices { id job { id } } estimates { id } proposals { id } emails { id } } pagination { total } }
-         customerCount invoiceSummary { count totalAmount } }`,
-    );
+    // Every list of records a customer has (its jobs, invoices, ...), one level down.
+    const relations = Object.values((schema.getType('Customer') as GraphQLObjectType).getFields())
+      .filter((field) => isListType(getNullableType(field.type)) && registeredResources().some((r) => r.type === getNamedType(field.type).name))
+      .map((field) => `${field.name} { id }`);
+    expect(relations.length).toBeGreaterThan(0);
+    const everything = await gql(api, key, `{ customers { data { id ${relations.join(' ')} } pagination { total } } customerCount invoiceSummary { count totalAmount } }`);
     expect(everything.customerCount).toBe(1);
-    expect(everything.invoiceSummary).toEqual([{ count: 1, totalAmount: '777' }]);
+    const invoice = (await rest(api, key).get(`/invoices/${mine.invoice}`)).body;
+    expect(everything.invoiceSummary).toEqual([{ count: 1, totalAmount: String(invoice.total_amount) }]);
     expectNothingForeign(everything);
-    for (const mutation of ['sendInvoice', 'sendEstimate', 'sendProposal', 'startJob', 'cancelJob']) {
-      const id = mutation.endsWith('Invoice') ? theirs.invoice : mutation.endsWith('Estimate') ? theirs.estimate : mutation.endsWith('Proposal') ? theirs.proposal : theirs.job;
-      const response = await call(`${api.url}/graphql`, { method: 'POST', key, json: { query: `mutation($id: ID!) { ${mutation}(id: $id) { id } }`, variables: { id } } });
-      expect(response.body.errors[0].extensions.code, mutation).toBe('NOT_FOUND');
+    // Every transition (a mutation of the record's id alone) of every resource.
+    const moves = ROUTES.filter((route) => route.kind === 'move' && registeredResources().some((r) => r.path === route.resource.path));
+    const transitions = moves.map((route) => ({ route, field: schema.getMutationType()!.getFields()[/result: (\w+)/.exec(route.document)![1]!]! }))
+      .filter(({ field }) => field.args.every((arg) => arg.name === 'id' || arg.name === 'expectedVersion'));
+    expect(transitions.length).toBeGreaterThan(3);
+    for (const { route, field } of transitions) {
+      const id = theirs[registeredResources().find((r) => r.path === route.resource.path)!.item];
+      const response = await call(`${api.url}/graphql`, { method: 'POST', key, json: { query: `mutation($id: ID!) { ${field.name}(id: $id) { id } }`, variables: { id } } });
+      expect(response.body.errors[0].extensions.code, field.name).toBe('NOT_FOUND');
     }
     // And the other organization's records did not move.
     const untouched = await gql(api, api.keys.theirs!, `query($id: ID!) { invoice(id: $id) { status } }`, { id: theirs.invoice });

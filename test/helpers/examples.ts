@@ -7,9 +7,8 @@ import { snakeCase } from '../../src/rest/names.js';
 import { REFERENCE_FIELDS } from '../../src/schema/references.js';
 import { schema } from '../../src/schema/index.js';
 import { registeredResources, type RegisteredResource } from '../../src/schema/registry.js';
-import type { rest } from './api.js';
-
-type Client = ReturnType<typeof rest>;
+/** What the helpers call: a REST client's `post` (test/helpers/api.ts, or an in-process one). */
+type Client = { post(path: string, body?: unknown): Promise<{ status: number; body: any }> };
 
 /** A GraphQL input value as a REST body writes it: snake_case names, dates as ISO 8601 text. */
 function restValue(value: unknown, type: GraphQLInputType): unknown {

@@ -4,7 +4,13 @@
 // wins each round, and the loser is told why: the delete with 409, the others with 400
 // naming the reference (a restore: 409).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNonNullType, type GraphQLInputObjectType } from 'graphql';
+import { getDatamodel } from '../../src/generated/pothos-prisma-types.js';
+import { snakeCase } from '../../src/rest/names.js';
+import { schema } from '../../src/schema/index.js';
+import { registeredResources } from '../../src/schema/registry.js';
 import { DB_KINDS } from '../helpers/databases.js';
+import { exampleBody } from '../helpers/examples.js';
 import { startInstances, type Answer, type Client, type Instances } from './apps.js';
 
 const ROUNDS = 30;
@@ -33,32 +39,38 @@ describe.each(DB_KINDS)('references under concurrent deletes on %s', (kind) => {
     return body as { id: string };
   };
 
-  /** Whatever the rounds did: no live record refers to a deleted customer or job. */
+  /** Whatever the rounds did: no live record refers to a deleted one (every reference of every resource). */
   async function expectNoOrphans() {
+    const models = getDatamodel().datamodel.models;
+    const pathOf = (type: string) => registeredResources().find((r) => r.type === type)?.path;
+    const references = registeredResources().flatMap((resource) =>
+      models[resource.type]!.fields
+        .filter((field) => field.kind === 'object' && field.relationFromFields?.length && pathOf(field.type))
+        .map((field) => ({ table: resource.path, column: snakeCase(field.relationFromFields!.find((name) => name !== 'organizationId')!), parent: pathOf(field.type)! })),
+    );
+    expect(references.length).toBeGreaterThan(4);
     const orphans = await instances.db.sql.query<{ name: string; count: number }>(`
       SELECT t.name, count(*)::int AS count FROM (
-        SELECT 'jobs' AS name FROM jobs r JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id WHERE r.deleted_at IS NULL AND c.deleted_at IS NOT NULL
-        UNION ALL SELECT 'emails' FROM emails r JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id WHERE r.deleted_at IS NULL AND c.deleted_at IS NOT NULL
-        UNION ALL SELECT 'invoices' FROM invoices r JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id WHERE r.deleted_at IS NULL AND c.deleted_at IS NOT NULL
-        UNION ALL SELECT 'estimates' FROM estimates r JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id WHERE r.deleted_at IS NULL AND c.deleted_at IS NOT NULL
-        UNION ALL SELECT 'proposals' FROM proposals r JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id WHERE r.deleted_at IS NULL AND c.deleted_at IS NOT NULL
-        UNION ALL SELECT 'invoices (job)' FROM invoices r JOIN jobs j ON j.organization_id = r.organization_id AND j.id = r.job_id WHERE r.deleted_at IS NULL AND j.deleted_at IS NOT NULL
-        UNION ALL SELECT 'estimates (job)' FROM estimates r JOIN jobs j ON j.organization_id = r.organization_id AND j.id = r.job_id WHERE r.deleted_at IS NULL AND j.deleted_at IS NOT NULL
+        ${references
+          .map(({ table, column, parent }) => `SELECT '${table}.${column}' AS name FROM ${table} r JOIN ${parent} p ON p.organization_id = r.organization_id AND p.id = r.${column} WHERE r.deleted_at IS NULL AND p.deleted_at IS NOT NULL`)
+          .join('\n        UNION ALL ')}
       ) t GROUP BY t.name`);
     expect(orphans).toEqual([]);
   }
 
-  it('a customer delete racing creates of jobs, e-mails, invoices, estimates and proposals for it: one side wins', async () => {
+  it('a customer delete racing creates of every resource that names a customer: one side wins', async () => {
     const wins = { delete: 0, creates: 0 };
+    const children = registeredResources().filter((resource) => {
+      const field = (schema.getType(`Create${resource.type}Input`) as GraphQLInputObjectType | undefined)?.getFields().customerId;
+      return field && isNonNullType(field.type);
+    });
+    expect(children.length).toBeGreaterThan(3);
     for (let round = 0; round < ROUNDS; round++) {
       const customer = await created(a.post('/customers', { name: `Racing ${round}` }));
+      const bodies = await Promise.all(children.map((resource) => exampleBody(a, resource, { customerId: customer.id })));
       const [deleted, ...creates] = await Promise.all([
         (round % 2 ? a : b).delete(`/customers/${customer.id}`),
-        a.post('/jobs', { customer_id: customer.id, title: 'Fence' }),
-        b.post('/emails', { customer_id: customer.id, type: 'outgoing', from: 'a@x.example', to: 'b@x.example', subject: 'Hi' }),
-        a.post('/invoices', { customer_id: customer.id, currency: 'USD', line_items: [LINE] }),
-        b.post('/estimates', { customer_id: customer.id, currency: 'USD', line_items: [LINE] }),
-        b.post('/proposals', { customer_id: customer.id, title: 'Deck', total_amount: 100, currency: 'USD' }),
+        ...children.map((resource, i) => (i % 2 ? b : a).post(`/${resource.path}`, bodies[i])),
       ]);
       if (deleted.status === 204) {
         wins.delete++;

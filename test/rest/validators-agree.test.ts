@@ -7,7 +7,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../../src/schema/index.js';
+import { registeredResources } from '../../src/schema/registry.js';
 import { call, rest, startApi, type Api } from '../helpers/api.js';
+import { exampleBody } from '../helpers/examples.js';
 
 type Schema = Record<string, any>;
 
@@ -22,15 +25,13 @@ describe('OpenAPI constraints and the server agree', () => {
     api = await startApi('pglite', { acme: { org: 'Acme' } }, { RATE_LIMIT_MAX: '100000' });
     document = (await call(`${api.url}/v1/openapi.json`)).body;
     ajv.addSchema(document, 'openapi');
+    // Each resource's body is its create's example, referring to one customer.
     const acme = rest(api, api.keys.acme!);
     const customer = (await acme.post('/customers', { name: 'Base' })).body.id as string;
-    const line = { description: 'Visit', quantity: 1, unit_amount: 100 };
-    bases['/customers'] = () => ({ name: 'Ada', email: 'ada@x.example', phone: '+14155550123' });
-    bases['/jobs'] = () => ({ customer_id: customer, title: 'Fix', description: 'Boiler' });
-    bases['/emails'] = () => ({ customer_id: customer, type: 'incoming', from: 'a@x.example', to: 'b@x.example', subject: 'Hi', body: 'Hello' });
-    bases['/invoices'] = () => ({ customer_id: customer, currency: 'EUR', line_items: [{ ...line }] });
-    bases['/estimates'] = () => ({ customer_id: customer, currency: 'EUR', line_items: [{ ...line }] });
-    bases['/proposals'] = () => ({ customer_id: customer, title: 'Plan', total_amount: 500, currency: 'EUR' });
+    for (const resource of registeredResources()) {
+      const body = await exampleBody(acme, resource, { customerId: customer });
+      bases[`/${resource.path}`] = () => structuredClone(body);
+    }
   });
   afterAll(() => api.stop());
 
@@ -59,7 +60,7 @@ describe('OpenAPI constraints and the server agree', () => {
     return out;
   }
 
-  it.each(['/customers', '/jobs', '/emails', '/invoices', '/estimates', '/proposals'])('POST %s: every constrained field', async (path) => {
+  it.each(registeredResources().map((resource) => `/${resource.path}`))('POST %s: every constrained field', async (path) => {
     const schema = resolve(document.paths[path].post.requestBody.content['application/json'].schema);
     const validate = ajv.compile({ $ref: `openapi#/components/schemas/${document.paths[path].post.requestBody.content['application/json'].schema.$ref.split('/').pop()}` });
     const checked: string[] = [];
