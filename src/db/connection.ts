@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { pgliteListen, postgresListen, type Handlers, type Subscription } from './notifications.js';
 import { boundQueries } from './query-deadline.js';
+import { nameRequestsOnBegin } from './request-naming.js';
 import { openReplicas, type ReadReplicas } from './replicas.js';
 import { pgliteSql, poolSql, type Sql } from './sql.js';
 
@@ -90,6 +91,7 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
   const openPool = (size: number, url = connectionString, connectTimeoutMs = CONNECT_TIMEOUT_MS) => {
     const pool = new pg.Pool({ connectionString: url, max: size, connectionTimeoutMillis: connectTimeoutMs, statement_timeout: STATEMENT_TIMEOUT_MS });
     boundQueries(pool, QUERY_DEADLINE_MS);
+    nameRequestsOnBegin(pool);
     // An idle client losing its connection (database restart) must not crash the process.
     pool.on('error', () => undefined);
     return pool;

@@ -6,6 +6,7 @@
 // with the current version (REST answers that one as 412 Precondition Failed).
 import type { Context } from '../context.js';
 import { SOFT_DELETED_MODELS, type TenantClient, type Tx } from '../db/tenant.js';
+import { namingRequest, setRequestIdSql } from '../db/request-naming.js';
 import { apiError } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
@@ -51,21 +52,19 @@ export async function nameRequest(tx: Pick<Tx, '$executeRawUnsafe'>, requestId: 
   named.set(tx, requestId);
 }
 
-// SET LOCAL, not set_config(): Citus passes SET LOCAL on to the node that runs the tenant's
-// triggers. SET takes no parameters; request ids are [A-Za-z0-9._:-] (http/request-id.ts).
-const setRequestId = (tx: Pick<Tx, '$executeRawUnsafe'>, requestId: string) => tx.$executeRawUnsafe(`SET LOCAL crm.request_id = '${requestId.replaceAll("'", "''")}'`);
+const setRequestId = (tx: Pick<Tx, '$executeRawUnsafe'>, requestId: string) => tx.$executeRawUnsafe(setRequestIdSql(requestId));
 
 /**
- * Runs a write in a transaction that names its request (unless its batch did). The records
- * the written one refers to (`references`: its customerId, jobId) are held first, so none
- * is deleted under it.
+ * Runs a write in a transaction that names its request (with its BEGIN on PostgreSQL, see
+ * db/request-naming.ts; unless its batch did). The records the written one refers to
+ * (`references`: its customerId, jobId) are held first, so none is deleted under it.
  */
 export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId' | 'auth'>, write: (tx: Tx) => Promise<T>, references: References = {}): Promise<T> {
-  return ctx.prisma.$transaction(async (tx) => {
-    if (named.get(tx) !== ctx.requestId) await setRequestId(tx, ctx.requestId);
+  return namingRequest(ctx.requestId, (namedOnBegin) => ctx.prisma.$transaction(async (tx) => {
+    if (!namedOnBegin() && named.get(tx) !== ctx.requestId) await setRequestId(tx, ctx.requestId);
     await holdReferences(tx, ctx.auth.organizationId, references);
     return write(tx);
-  });
+  }));
 }
 
 /** A resource's delegate, as code working on any resource uses it (the tenant client, or a transaction of it). */
