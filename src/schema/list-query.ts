@@ -14,7 +14,7 @@ import { isUuid } from './validation.js';
 
 type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
 
-export type FieldKind = 'text' | 'id' | 'enum' | 'int' | 'date' | 'datetime' | 'metadata';
+export type FieldKind = 'text' | 'id' | 'boolean' | 'enum' | 'int' | 'date' | 'datetime' | 'metadata';
 
 export interface ListField {
   kind: FieldKind;
@@ -23,7 +23,7 @@ export interface ListField {
   nullable?: boolean;
   /** Sortable (`orderBy`); int, date and datetime fields are ranges, enum fields sets. */
   sort?: boolean;
-  /** Filterable by exact value (text and id fields). */
+  /** Filterable by exact value (text, id and boolean fields). */
   exact?: boolean;
   /** An enum field's GraphQL enum and its values in declared order (the order it sorts in). */
   enum?: { ref: EnumRef<SchemaTypes, string, string>; name: string; values: readonly string[] };
@@ -137,6 +137,10 @@ export const relationsOf = (type: ResourceType): Record<string, Relation> => ({ 
 /** Declares `<Type>Where` and `<Type>OrderBy` for `type`'s list; answers their refs. */
 export function declareList(type: ResourceType, declared: ListSpec) {
   const spec: ListSpec = { ...declared, fields: { ...declared.fields, ...COMMON } };
+  for (const [name, field] of Object.entries(spec.fields)) {
+    // A cursor walks sort keys by ranges, which true and false have none of.
+    if (field.kind === 'boolean' && field.sort) throw new Error(`${type}.${name}: a boolean list field filters by its exact value; it cannot sort`);
+  }
   lists.set(type, spec);
   const own = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'InputObject'>) => ({
     search: t.string({ description: spec.search.description }),
@@ -145,6 +149,7 @@ export function declareList(type: ResourceType, declared: ListSpec) {
         if (field.kind === 'enum') return [[name, t.field({ type: setType(field.enum!) })]];
         if (field.kind === 'metadata') return [[name, t.field({ type: 'JSON', description: 'Records whose metadata has each of these keys with exactly this value: `{ "key": "value" }`.' })]];
         if (field.kind === 'text' || field.kind === 'id') return field.exact ? [[name, t.field({ type: field.kind === 'id' ? 'ID' : 'String', description: 'Exactly this value.' })]] : [];
+        if (field.kind === 'boolean') return field.exact ? [[name, t.field({ type: 'Boolean', description: 'Exactly this value: true or false.' })]] : [];
         return [[name, t.field({ type: RANGES[field.kind] })]];
       }),
     ),
@@ -235,6 +240,8 @@ export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, wher
       const pairs = typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as object) : [];
       if (pairs.length === 0 || pairs.some(([, v]) => typeof v !== 'string')) throw invalidInput([{ param: at(name), message: 'must be an object of string values: { "key": "value" }' }]);
       for (const [key, v] of pairs) and.push({ [column]: { path: [key], equals: v } });
+    } else if (field.kind === 'boolean') {
+      and.push({ [column]: value === true });
     } else if (field.kind === 'text' || field.kind === 'id') {
       // A blank exact value is a mistake, not "no filter" (an integration looking up `external_id=` of nothing).
       if (!String(value).trim()) throw invalidInput([{ param: at(name), message: 'must not be blank' }]);

@@ -1,7 +1,7 @@
 // Every sort key, range operator and set of every list, read from the schema (each list's
 // `<Type>OrderBy` and `<Type>Where`), checked against records made from each resource's
 // create example: a resource's list declaration is tested by declaring it.
-import { getNamedType, isEnumType, isInputObjectType, type GraphQLEnumType, type GraphQLInputObjectType } from 'graphql';
+import { getNamedType, isEnumType, isInputObjectType, isScalarType, type GraphQLEnumType, type GraphQLInputObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeOrder } from '../../src/db/tombstones.js';
 import { ROUTES } from '../../src/rest/router.js';
@@ -28,7 +28,8 @@ const shifted = (text: string, days: number) => {
 /**
  * The i-th of four bodies made from one example (REST names): numbers times 1, 3, 2 or 4 (line
  * items' too, so totals differ), dates 0, 2, 1 or 3 days on, the list's text fields after `c`,
- * `a`, `b` or `d`, and in the second, the list's optional fields left out (nulls sort last).
+ * `a`, `b` or `d`, an external id of its own, and in the second, the list's optional fields
+ * left out (nulls sort last).
  */
 function variant(body: Record<string, unknown>, fields: Record<string, ListField>, i: number): Record<string, unknown> {
   const vary = (value: unknown, field?: ListField): unknown => {
@@ -44,7 +45,7 @@ function variant(body: Record<string, unknown>, fields: Record<string, ListField
       const field = fields[camelCase(name)];
       if (i === 1 && field?.nullable && !/_id$/.test(name)) return [];
       return [[name, /_id$/.test(name) ? value : vary(value, field)]];
-    }),
+    }).concat([['external_id', `record-${'cabd'[i]}`]]),
   );
 }
 
@@ -148,6 +149,17 @@ describe.each(DB_KINDS)('every list sort and filter on %s', (kind) => {
       }
       const exact = await list(`/${path}?${field}=${encodeURIComponent(String(pivot))}&limit=100`);
       expect(exact.map((r) => r.id).sort()).toEqual(present.filter((r) => numeric(r[field]) === numeric(pivot)).map((r) => r.id).sort());
+    });
+
+    // Exact values: text, ids and booleans (not search, metadata, ranges, sets or relations).
+    const exact = whereFields.filter((f) => f.name !== 'search' && isScalarType(getNamedType(f.type)) && getNamedType(f.type).name !== 'JSON');
+    it.each(exact.map((f) => snakeCase(f.name)))('%s= an exact value', async (field) => {
+      const records = all.get(path)!;
+      const present = records.filter((r) => r[field] !== null && r[field] !== undefined);
+      expect(present.length, `records with a ${field}`).toBeGreaterThan(0);
+      const value = String(present[0]![field]);
+      const found = await list(`/${path}?${field}=${encodeURIComponent(value)}&limit=100`);
+      expect(found.map((r) => r.id).sort()).toEqual(records.filter((r) => String(r[field]) === value).map((r) => r.id).sort());
     });
 
     const sets = whereFields.filter((f) => {

@@ -204,7 +204,7 @@ describe('OpenAPI document', () => {
     const lists = ROUTES.filter((route) => route.kind === 'list' && route.where);
     // Every resource's list sorts and filters (the events and webhook endpoints lists page only).
     expect(lists.map((route) => route.resource.path).sort()).toEqual(registeredResources().map((r) => r.path).sort());
-    const scalar: Record<string, object> = { Date: { type: 'string', format: 'date' }, DateTime: { type: 'string', format: 'date-time' }, Int: { type: 'integer' }, ID: { type: 'string', format: 'uuid' }, String: { type: 'string' } };
+    const scalar: Record<string, object> = { Date: { type: 'string', format: 'date' }, DateTime: { type: 'string', format: 'date-time' }, Int: { type: 'integer' }, ID: { type: 'string', format: 'uuid' }, String: { type: 'string' }, Boolean: { type: 'boolean' } };
     /** What one `<Type>Where` field must be declared as: its schema's shape, by the field's GraphQL type. */
     const expectFilter = (where: string, field: GraphQLInputField, schema: any) => {
       const type = getNamedType(field.type);
