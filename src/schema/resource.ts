@@ -8,6 +8,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder, type Types } from './builder.js';
 import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
@@ -15,7 +16,6 @@ import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrat
 import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { customerFilter, requireReferences, type References } from './references.js';
 import { registerExample, registerResource } from './registry.js';
 import { registerWrite, type Write } from './writers.js';
