@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import SlowestFirst from './test/sequencer.js';
 
 const require = createRequire(import.meta.url);
 
@@ -29,6 +30,8 @@ export default defineConfig({
     // PostgreSQL, a child process or a socket (a clean-clone run took 494 s with two workers,
     // 334 s with three, every test passing).
     maxWorkers: 3,
+    // The longest files first, also in a clean clone (no durations cached yet): test/sequencer.ts.
+    sequence: { sequencer: SlowestFirst },
     projects: [
       // A worker runs file after file with the modules already loaded: loading the app (its
       // schema, Prisma's client, PGlite) again for every file took seconds of CPU per file.

@@ -40,9 +40,14 @@ function withoutSqlOnlyIndexes(script: string): string {
     .trim();
 }
 
-export async function pendingMigrationSql(): Promise<string> {
+/**
+ * `empty`: the PGlite to apply the migrations to, with pg_trgm, and left open (the tests
+ * pass a copy of one initialized once: PGlite's initdb takes seconds); by default a new
+ * in-memory one.
+ */
+export async function pendingMigrationSql(empty?: PGlite): Promise<string> {
   const datamodel = { path: SCHEMA_PATH, content: readFileSync(SCHEMA_PATH, 'utf8') };
-  const db = await PGlite.create({ extensions: { pg_trgm } });
+  const db = empty ?? (await PGlite.create({ extensions: { pg_trgm } }));
   try {
     await migrate(pgliteSql(db));
     const engine = await loadSchemaEngine(new PrismaPGlite(db), datamodel);
@@ -56,6 +61,6 @@ export async function pendingMigrationSql(): Promise<string> {
     const script = withoutSqlOnlyIndexes(result.stdout?.trim() ?? '');
     return script === '' || script.startsWith('-- This is an empty migration') ? '' : script;
   } finally {
-    await db.close();
+    if (!empty) await db.close();
   }
 }

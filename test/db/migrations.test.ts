@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { DataDirLockedError } from '../../src/db/data-dir-lock.js';
 import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/db/migrator.js';
 import { pendingMigrationSql, SQL_ONLY_INDEXES } from '../../scripts/schema-diff.js';
-import { DB_KINDS, freshDatabase, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
+import { DB_KINDS, freshDatabase, migratedDatabase, unmigratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const committed = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
   .filter((e) => e.isDirectory())
@@ -25,7 +27,8 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
   });
 
   async function fresh() {
-    const test = await freshDatabase(kind);
+    // Initialized, with nothing migrated: PGlite's initdb is not what these tests are about.
+    const test = await unmigratedDatabase(kind);
     cleanup.push(test.drop);
     return test;
   }
@@ -130,6 +133,13 @@ describe('migrations, concurrently', () => {
 
 describe('prisma/schema.prisma', () => {
   it('is fully described by the committed migrations (npm run db:diff would write nothing)', async () => {
-    expect(await pendingMigrationSql()).toBe('');
+    const test = await unmigratedDatabase('pglite');
+    const db = await PGlite.create(test.env.DATA_DIR!, { extensions: { pg_trgm } });
+    try {
+      expect(await pendingMigrationSql(db)).toBe('');
+    } finally {
+      await db.close();
+      await test.drop();
+    }
   });
 });

@@ -145,13 +145,29 @@ export async function migratedDatabase(kind: DbKind): Promise<TestDatabase> {
 }
 
 /**
+ * A database set up but without any migration: on PostgreSQL a new database (as
+ * freshDatabase), on PGlite a copy of a folder PGlite initialized once, since its initdb
+ * takes seconds of CPU. Tests of migrating start from it; tests of a first start on an empty
+ * folder (the service's initdb included) use freshDatabase.
+ */
+export async function unmigratedDatabase(kind: DbKind): Promise<TestDatabase> {
+  if (kind !== 'pglite') return freshDatabase(kind);
+  const template = await pgliteTemplate(false);
+  const dataDir = mkdtempSync(join(tmpdir(), 'crm-test-'));
+  cpSync(template, dataDir, { recursive: true });
+  return { kind, env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+/**
  * Names the templates after what makes them: the migrations, the migrator, and PGlite's
  * version (its folder format), so a changed migration gets a template of its own.
  */
-function templateId(): string {
+function templateId(migrated = true): string {
   const hash = createHash('sha256');
-  for (const migration of readMigrations()) hash.update(`${migration.name}\0${migration.checksum}\0`);
-  hash.update(readFileSync(new URL('../../src/db/migrator.ts', import.meta.url)));
+  if (migrated) {
+    for (const migration of readMigrations()) hash.update(`${migration.name}\0${migration.checksum}\0`);
+    hash.update(readFileSync(new URL('../../src/db/migrator.ts', import.meta.url)));
+  }
   hash.update(JSON.parse(readFileSync(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url), 'utf8')).version);
   return hash.digest('hex').slice(0, 16);
 }
@@ -174,14 +190,15 @@ export function ensureTemplate(kind: DbKind): Promise<string> {
   return made;
 }
 
-async function pgliteTemplate(): Promise<string> {
-  const folder = join(tmpdir(), `crm-template-${templateId()}`);
+/** The PGlite folder to copy: migrated, or (`migrated` false) only initialized. */
+async function pgliteTemplate(migrated = true): Promise<string> {
+  const folder = join(tmpdir(), `crm-template-${migrated ? '' : 'unmigrated-'}${templateId(migrated)}`);
   if (existsSync(join(folder, 'PG_VERSION'))) return folder;
   const building = mkdtempSync(join(tmpdir(), 'crm-template-building-'));
   try {
     const db = await openDatabase({ databaseUrl: undefined, dataDir: building });
     try {
-      await migrate(db.sql);
+      if (migrated) await migrate(db.sql);
     } finally {
       await db.close();
     }

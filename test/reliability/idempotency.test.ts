@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
 import { fingerprint } from '../../src/http/idempotency.js';
-import { call, makeKeys, startApi, type Api } from '../helpers/api.js';
+import { call, makeKeys, serveInProcess, startApi, type Api, type ServedInstance } from '../helpers/api.js';
 import { DB_KINDS, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
-import { startServer, type RunningServer } from '../helpers/processes.js';
 
 describe.each(DB_KINDS)('Idempotency-Key on creates, on %s', (kind) => {
   let api: Api;
@@ -81,7 +80,7 @@ describe.each(DB_KINDS)('Idempotency-Key on creates, on %s', (kind) => {
 
 describe.each(DB_KINDS)('Idempotency-Key records on %s', (kind) => {
   let db: TestDatabase;
-  let server: RunningServer;
+  let server: ServedInstance;
   let keys: Record<string, string>;
   const crashedBody = { name: 'Created just before a crash' };
   const post = (key: string, json: unknown, idempotencyKey: string) =>
@@ -105,7 +104,7 @@ describe.each(DB_KINDS)('Idempotency-Key records on %s', (kind) => {
     } finally {
       await open.close();
     }
-    server = await startServer(db.env);
+    server = await serveInProcess(db.env);
   });
   afterAll(async () => {
     await server.stop();

@@ -10,7 +10,7 @@ import { migrate, readMigrations } from '../../src/db/migrator.js';
 import { createLogger } from '../../src/logger.js';
 import { createRateLimiter } from '../../src/rate-limit.js';
 import { createApp } from '../../src/server.js';
-import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
+import { unmigratedDatabase, type TestDatabase } from '../helpers/databases.js';
 import { startServer } from '../helpers/processes.js';
 
 const ORIGIN = 'https://app.example.com';
@@ -23,7 +23,8 @@ describe('in one process', () => {
   const lines: Array<{ msg: string; migration?: string; number?: number; of?: number }> = [];
 
   beforeAll(async () => {
-    test = await freshDatabase('pglite');
+    // Initialized, nothing migrated: PGlite's initdb on a first start is test/server/first-run's.
+    test = await unmigratedDatabase('pglite');
     db = await openDatabase({ dataDir: test.env.DATA_DIR! });
     await migrate(db.sql, undefined, createLogger('info', (line) => lines.push(JSON.parse(line))));
     const log = createLogger('silent');
@@ -73,7 +74,8 @@ describe('in one process', () => {
 
 describe('npm start on a fresh embedded folder, WEB_CONCURRENCY unset', () => {
   it('says which migration it is applying, and nothing about WEB_CONCURRENCY', async () => {
-    const test = await freshDatabase('pglite');
+    // A folder with nothing migrated (PGlite's initdb on a first start is test/server/first-run's).
+    const test = await unmigratedDatabase('pglite');
     // The helper sets WEB_CONCURRENCY=1 for every server; unset here, as a user's shell has it.
     // Its default is the number of cores: on one core the old line never showed either.
     const server = await startServer({ ...test.env, WEB_CONCURRENCY: undefined as unknown as string }, undefined, 90_000);

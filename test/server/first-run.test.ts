@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call } from '../helpers/api.js';
-import { freshDatabase } from '../helpers/databases.js';
+import { freshDatabase, unmigratedDatabase } from '../helpers/databases.js';
 import { runNpm, startNpm } from '../helpers/processes.js';
 
 describe('first run on the embedded default', () => {
@@ -48,18 +48,21 @@ describe('first run on the embedded default', () => {
   });
 
   it('never seeds PostgreSQL, and SEED_ON_FIRST_START=false turns it off', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'crm-first-run-'));
+    // Nothing migrated yet, as a first start finds it: the demo hangs on the first migration
+    // applied, not on PGlite's initdb, which the test above runs.
+    const embedded = await unmigratedDatabase('pglite');
     const postgres = await freshDatabase('postgres');
     const servers = await Promise.all([
-      startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: 'false' }),
+      startNpm('start', { ...embedded.env, SEED_ON_FIRST_START: 'false' }),
       startNpm('start', { ...postgres.env, SEED_ON_FIRST_START: '' }),
     ]);
     try {
       for (const server of servers) expect(server.output()).not.toContain('First start');
+      expect(servers[0]!.output()).toMatch(/"migrations_applied":\["\d+_init"/);
     } finally {
       for (const server of servers) await server.stop();
       await postgres.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await embedded.drop();
     }
   });
 });

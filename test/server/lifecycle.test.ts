@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { DB_KINDS, freshDatabase, migratedDatabase } from '../helpers/databases.js';
+import { DB_KINDS, freshDatabase, migratedDatabase, unmigratedDatabase } from '../helpers/databases.js';
 import { makeKeys } from '../helpers/api.js';
 import { runCliHere } from '../helpers/cli.js';
 import { lastLine, runNpm, startNpm, startServer } from '../helpers/processes.js';
@@ -57,7 +57,8 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
   });
 
   it('a second start reuses the data: no re-migration, nothing lost', async () => {
-    const db = await freshDatabase(kind);
+    // Nothing migrated yet; PGlite's initdb on a first start is test/server/first-run's.
+    const db = await unmigratedDatabase(kind);
     try {
       const first = await startServer(db.env);
       expect(first.output()).toMatch(/"migrations_applied":\["\d+_init"/);
