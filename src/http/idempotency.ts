@@ -143,6 +143,11 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
   const outcomes = keyOutcomes(prisma, log, box, ABANDONED_MS);
   // Keys whose first request runs on this instance.
   const running = new Set<string>();
+  // Claims this instance sent whose answer was lost (their request ended, writing nothing),
+  // by key: their creation time. Taking one back may run before its INSERT does (it was still
+  // on its way to a loaded database), leaving a row that no request will settle; a retry
+  // that meets that row knows it for this and frees the key.
+  const lostClaims = new Map<string, number>();
 
   /** Claims the key for this request; the creation time it stamps tells this claim from any other. */
   async function claim(mine: Claim, print: string): Promise<boolean> {
@@ -168,7 +173,15 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
         errors: [{ param: 'Idempotency-Key', message: 'was already used with a different request' }],
       });
     }
-    if (first.status === null) throw unsettledAnswer(`${organizationId}\n${key}`, first.createdAt);
+    if (first.status === null) {
+      const id = `${organizationId}\n${key}`;
+      if (lostClaims.get(id) === first.createdAt.getTime()) {
+        await outcomes.release({ organizationId, key, claimedAt: first.createdAt });
+        lostClaims.delete(id);
+        return undefined;
+      }
+      throw unsettledAnswer(id, first.createdAt);
+    }
     // Answers stored before they were sealed are JSON (they begin with `{`).
     const body = first.body?.startsWith(SEALED) ? (await box()).open(first.body) : first.body;
     return responseOf({ status: first.status, body, contentType: first.contentType, location: first.location, etag: first.etag }, true);
@@ -195,6 +208,8 @@ export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => 
       } catch (error) {
         if (!isDatabaseUnreachable(error)) throw error;
         // The claim may have been written without this instance hearing so: take it back.
+        lostClaims.set(id, mine.claimedAt.getTime());
+        setTimeout(() => lostClaims.get(id) === mine.claimedAt.getTime() && lostClaims.delete(id), ABANDONED_MS).unref();
         void outcomes.settle(mine, () => outcomes.release(mine), 0);
         throw unavailable();
       }

@@ -103,6 +103,27 @@ describe('Idempotency-Key outcomes across database failures', () => {
     expect(await customers('Lost claim')).toBe(1);
   });
 
+  it('a lost claim whose INSERT reaches PostgreSQL after it was taken back does not hold the key: the retry runs the request', async () => {
+    app = await startAppBehindProxy();
+    // The service sees the cut at once and takes its claim back (250 ms on, once the link is
+    // back: nothing to delete yet); the claim's INSERT lands 1.5 s after the cut.
+    const cut = app.proxy.cutAfter('INSERT INTO "public"."idempotency_keys"', { lateMs: 1_500 });
+    const first = await create('Late claim', 'late-claim');
+    await cut;
+    expect(first.status).toBe(503);
+    app.proxy.restore();
+    const claims = () => app.direct.prisma.idempotencyKey.count({ where: { key: { endsWith: ':late-claim' } } });
+    await expect.poll(claims).toBe(1);
+    const retry = await retried(() => create('Late claim', 'late-claim'));
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(await customers('Late claim')).toBe(1);
+    // The key now answers that request.
+    const again = await create('Late claim', 'late-claim');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(retry.body);
+  });
+
   it('a GraphQL mutation whose COMMIT committed but whose answer was lost is not run again: its key answers what it changed', async () => {
     app = await startAppBehindProxy();
     const mutation = { query: 'mutation { createCustomer(input: { name: "GraphQL lost" }) { id name } }' };
