@@ -19,20 +19,17 @@ const segment = (path: string) => path.split('/')[1]!;
  * then a path's verbs after `{id}` joined (`POST /jobs/{id}/restore\|start`).
  */
 function routeCells(routes: typeof ROUTES): string {
-  const byPath = new Map<string, string[]>();
-  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route.method]);
-  const cells: string[] = [];
-  const verbs = new Map<string, string[]>();
-  for (const [path, methods] of byPath) {
-    const verb = /^(\/[^/]+\/\{id\})\/([a-z_]+)$/.exec(path);
-    if (verb && methods.length === 1 && methods[0] === 'POST') {
-      if (!verbs.has(verb[1]!)) cells.push(`\0${verb[1]}`);
-      verbs.set(verb[1]!, [...(verbs.get(verb[1]!) ?? []), verb[2]!]);
-    } else {
-      cells.push(methods.length === 1 ? code(`${methods[0]} ${path}`) : `${methods.slice(0, -1).map(code).join('/')}/${code(`${methods.at(-1)} ${path}`)}`);
-    }
+  // Cell -> what it joins, in the routes' order: a path's methods, or (`POST /jobs/{id}/`) its verbs.
+  const cells = new Map<string, string[]>();
+  const add = (cell: string, part: string) => cells.set(cell, [...(cells.get(cell) ?? []), part]);
+  for (const { method, path } of routes) {
+    const verb = method === 'POST' ? /^(\/[^/]+\/\{id\})\/([a-z_]+)$/.exec(path) : null;
+    if (verb) add(`POST ${verb[1]}/`, verb[2]!);
+    else add(path, method);
   }
-  return cells.map((cell) => (cell.startsWith('\0') ? code(`POST ${cell.slice(1)}/${verbs.get(cell.slice(1))!.join('\\|')}`) : cell)).join(', ');
+  return [...cells]
+    .map(([cell, parts]) => (cell.startsWith('POST ') ? code(`${cell}${parts.join('\\|')}`) : [...parts.slice(0, -1).map(code), code(`${parts.at(-1)} ${cell}`)].join('/')))
+    .join(', ');
 }
 
 /** Route -> scope: the routes each scope opens, grouped by the path's first segment. */

@@ -14,19 +14,22 @@ export interface ScopeNames {}
 export type Scope = Extract<keyof ScopeNames, string>;
 
 const declared = new Set<Scope>();
+/** The declared scopes, sorted once after the last declaration (read per key on the account page). */
+let sorted: readonly Scope[] = [];
 
 export function declareScopes(...scopes: Scope[]): void {
   for (const scope of scopes) declared.add(scope);
+  sorted = [...declared].sort();
 }
 
 /** Every scope, sorted; throws if none is declared yet: the schema (src/schema/index.ts) was not loaded. */
 export function allScopes(): Scope[] {
-  if (declared.size === 0) throw new Error('No scope is declared yet: import the schema (src/schema/index.ts) before reading the scopes');
-  return [...declared].sort();
+  if (sorted.length === 0) throw new Error('No scope is declared yet: import the schema (src/schema/index.ts) before reading the scopes');
+  return [...sorted];
 }
 
 export function isScope(value: string): value is Scope {
-  return allScopes().includes(value as Scope);
+  return declared.has(value as Scope);
 }
 
 /** Parses "all" or a comma-separated list; throws naming the first unknown scope. */

@@ -213,6 +213,7 @@ function searchWhere(columns: string[], term: string, param: string): object | u
 export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, where: Where | null | undefined, param = 'where', depth = 0): object[] {
   if (!where) return [];
   const spec = listSpecOf(type);
+  const relations = relationsOf(type);
   const at = (name: string) => (param ? `${param}.${name}` : name);
   const and: object[] = [];
   for (const [name, value] of Object.entries(where)) {
@@ -222,7 +223,7 @@ export function prismaWhere(ctx: Pick<Context, 'auth'>, type: ResourceType, wher
       if (search) and.push(search);
       continue;
     }
-    const relation = relationsOf(type)[name];
+    const relation = relations[name];
     if (relation) {
       if (depth > 0) throw invalidInput([{ param: at(name), message: 'relation filters go one level deep' }]);
       const scope = readScopeOf(relation.type);

@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, gql, rest, startApi, type Api, type KeySpec } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
 import { getNamedType, getNullableType, isListType, type GraphQLObjectType } from 'graphql';
-import { purgeOrder } from '../../src/db/tombstones.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { schema } from '../../src/schema/index.js';
 import { registeredResources } from '../../src/schema/registry.js';
-import { exampleBody } from '../helpers/examples.js';
+import { exampleBody, parentsFirst, referTo } from '../helpers/examples.js';
 
 /** A record of every resource, by item (`customer`, `job`, ...). */
 type OrgData = Record<string, string>;
@@ -17,11 +16,9 @@ type OrgData = Record<string, string>;
  */
 async function fill(api: Api, key: string, tag: string): Promise<OrgData> {
   const records: OrgData = {};
-  for (const item of purgeOrder().reverse()) {
-    const resource = registeredResources().find((r) => r.item === item);
-    if (!resource) continue;
-    const refer = Object.fromEntries(Object.entries(records).map(([parent, id]) => [`${parent}Id`, id]));
-    const body = { ...(await exampleBody(rest(api, key), resource, refer)), external_id: `${tag}-${item}` };
+  for (const resource of parentsFirst()) {
+    const { item } = resource;
+    const body = { ...(await exampleBody(rest(api, key), resource, referTo(records))), external_id: `${tag}-${item}` };
     const created = await rest(api, key).post(`/${resource.path}`, body);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     records[item] = created.body.id;

@@ -11,7 +11,7 @@ import '../../src/schema/index.js';
 import { registeredResources } from '../../src/schema/registry.js';
 import { keysIn, rest, serveInProcess } from '../helpers/api.js';
 import { DB_KINDS, migratedDatabase } from '../helpers/databases.js';
-import { createExample } from '../helpers/examples.js';
+import { createExample, parentsFirst, referTo } from '../helpers/examples.js';
 
 const DAY = 86_400_000;
 const lowerFirst = (name: string) => `${name.charAt(0).toLowerCase()}${name.slice(1)}`;
@@ -61,17 +61,15 @@ describe.each(DB_KINDS)('tombstone purge on %s', (kind) => {
     });
     try {
       const resources = new Map(registeredResources().map((resource) => [resource.item, resource]));
-      const order = purgeOrder().filter((item) => resources.has(item));
+      // Children first, as the purge goes and as the API allows deleting.
+      const order = parentsFirst().map((resource) => resource.item).reverse();
       expect(order).toHaveLength(resources.size);
       // Families made and deleted through the API: a record of every resource, each referring
       // to its family's parents (created first), deleted children first, as the API allows.
       const families: Record<'old' | 'recent' | 'live', Record<string, string>> = { old: {}, recent: {}, live: {} };
       const client = rest(server, acme);
       for (const [name, family] of Object.entries(families)) {
-        for (const item of [...order].reverse()) {
-          const refer = Object.fromEntries(Object.entries(family).map(([parent, id]) => [`${parent}Id`, id]));
-          family[item] = (await createExample(client, resources.get(item)!, refer)).id;
-        }
+        for (const resource of parentsFirst()) family[resource.item] = (await createExample(client, resource, referTo(family))).id;
         if (name === 'live') continue;
         for (const item of order) expect((await client.delete(`/${resources.get(item)!.path}/${family[item]}`)).status, `DELETE ${item}`).toBe(204);
       }

@@ -3,6 +3,7 @@
 // every list, creates without knowing the resources.
 import { getNamedType, isNonNullType, type GraphQLInputObjectType, type GraphQLInputType } from 'graphql';
 import { expect } from 'vitest';
+import { purgeOrder } from '../../src/db/tombstones.js';
 import { snakeCase } from '../../src/rest/names.js';
 import { REFERENCE_FIELDS } from '../../src/schema/references.js';
 import { schema } from '../../src/schema/index.js';
@@ -46,3 +47,14 @@ export async function createExample<T = Record<string, any> & { id: string; vers
   expect(created.status, `POST /${resource.path}: ${JSON.stringify(created.body)}`).toBe(201);
   return created.body;
 }
+
+/** Every registered resource, each after the ones it refers to (the purge order, reversed). */
+export function parentsFirst(): RegisteredResource[] {
+  return purgeOrder()
+    .reverse()
+    .flatMap((item) => registeredResources().filter((resource) => resource.item === item));
+}
+
+/** What makes a create refer to these records (by item): `{ customerId, jobId }`, for `refer`. */
+export const referTo = (records: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(records).map(([item, id]) => [`${item}Id`, id]));

@@ -3,7 +3,6 @@
 // create example: a resource's list declaration is tested by declaring it.
 import { getNamedType, isEnumType, isInputObjectType, isScalarType, type GraphQLEnumType, type GraphQLInputObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeOrder } from '../../src/db/tombstones.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { buildRoutes } from '../../src/rest/routes.js';
 import { camelCase, snakeCase } from '../../src/rest/names.js';
@@ -12,7 +11,7 @@ import { listSpecOf, type ListField } from '../../src/schema/list-query.js';
 import { registeredResources } from '../../src/schema/registry.js';
 import { rest, startApi, type Api } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
-import { exampleBody } from '../helpers/examples.js';
+import { exampleBody, parentsFirst, referTo } from '../helpers/examples.js';
 
 type Row = Record<string, unknown> & { id: string };
 
@@ -63,14 +62,13 @@ describe.each(DB_KINDS)('every list sort and filter on %s', (kind) => {
     // Four records of every resource, from its create's example, made to differ where the
     // list sorts and filters (see variant); parents first, the i-th referring to the i-th.
     const made = new Map<string, string[]>();
-    for (const item of purgeOrder().reverse()) {
-      const resource = registeredResources().find((r) => r.item === item);
-      if (!resource) continue;
+    for (const resource of parentsFirst()) {
+      const { item } = resource;
       const fields = listSpecOf(resource.type).fields;
       const verbs = ROUTES.filter((r) => r.kind === 'move' && r.method === 'POST' && r.path.startsWith(`/${resource.path}/{id}/`)).map((r) => r.path.split('/').at(-1)!);
       made.set(item, []);
       for (const i of [0, 1, 2, 3]) {
-        const refer = Object.fromEntries([...made].map(([parent, ids]) => [`${parent}Id`, ids[i]!]));
+        const refer = referTo(Object.fromEntries([...made].map(([parent, ids]) => [parent, ids[i]!])));
         const created = await acme.post(`/${resource.path}`, variant(await exampleBody(acme, resource, refer), fields, i));
         expect(created.status, JSON.stringify(created.body)).toBe(201);
         made.get(item)!.push(created.body.id);
