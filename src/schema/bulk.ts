@@ -14,7 +14,7 @@ import { checkExternalId, MAX_EXTERNAL_ID } from './integration-keys.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
 import { InputCheck } from './validation.js';
-import { writeOf } from './writers.js';
+import { createManyOf, writeOf } from './writers.js';
 
 export const MAX_BATCH = 100;
 
@@ -155,6 +155,13 @@ function faultsByItem(errors: FieldError[] = []): Map<number, FieldError[]> {
   return byItem;
 }
 
+/** A create item's input, external id included; a fault throws (the batch then names it, item by item). */
+function createInput(schema: GraphQLSchema, type: ResourceType, item: BatchItem, check = new InputCheck()): Record<string, unknown> {
+  const input = coerced(schema, `Create${type}Input`, item.data ?? {}, check);
+  check.done();
+  return { ...input, ...(item.externalId ? { externalId: item.externalId } : {}) };
+}
+
 async function runItem(ctx: Context, schema: GraphQLSchema, type: ResourceType, item: BatchItem): Promise<ItemResult> {
   const check = new InputCheck(ctx.inputErrors);
   const externalId = item.externalId ?? undefined;
@@ -164,11 +171,11 @@ async function runItem(ctx: Context, schema: GraphQLSchema, type: ResourceType, 
     if (!found) throw invalidInput([{ param: 'op', message: `${delegateName(type)} records cannot be ${op === 'update' ? 'updated' : 'deleted'}` }]);
     return found;
   };
-  if (item.op === 'create' || item.op === 'upsert') {
-    if (item.op === 'upsert' && !externalId) check.fail('externalId', 'is required for an upsert');
+  if (item.op === 'create') return { index: 0, status: 201, record: await write('create')({ input: createInput(schema, type, item, check) }, ctx, {}) };
+  if (item.op === 'upsert') {
+    if (!externalId) check.fail('externalId', 'is required for an upsert');
     const input = coerced(schema, `Create${type}Input`, item.data ?? {}, check);
     check.done();
-    if (item.op === 'create') return { index: 0, status: 201, record: await write('create')({ input: { ...input, ...(externalId ? { externalId } : {}) } }, ctx, {}) };
     const result = await upsert(ctx, schema, type, externalId!, input!, {});
     return { index: 0, status: result.created ? 201 : 200, record: result.record };
   }
@@ -200,6 +207,11 @@ export async function runBatch(ctx: Context, schema: GraphQLSchema, type: Resour
       return await ctx.prisma.$transaction(async (tx) => {
         const inner = { ...ctx, prisma: nestedClient(tx, { savepoints: false }), inputErrors: [] };
         await nameRequest(inner.prisma, ctx.requestId);
+        const many = items.every((item) => item.op === 'create') ? createManyOf(type) : undefined;
+        if (many) {
+          const records = await many(inner, items.map((item) => createInput(schema, type, item)));
+          return { results: records.map((record, index) => ({ index, status: 201, record })) };
+        }
         const results: ItemResult[] = [];
         for (const [index, item] of items.entries()) results.push({ ...(await runItem(inner, schema, type, item)), index });
         return { results };

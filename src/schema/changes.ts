@@ -30,6 +30,7 @@ type Delegate = Uncapitalize<ResourceType>;
 export const delegateName = <Type extends ResourceType>(type: Type) => `${type.charAt(0).toLowerCase()}${type.slice(1)}` as Uncapitalize<Type>;
 
 interface Changeable {
+  create(args: object): Promise<unknown>;
   update(args: object): Promise<unknown>;
   findFirst(args: object): Promise<Record<string, unknown> | null>;
   count(args: object): Promise<number>;

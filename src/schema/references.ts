@@ -63,6 +63,21 @@ export async function holdReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: 
   if (missing.length > 0) throw invalidInput(missing.map((param) => ({ param, message: NOT_FOUND })));
 }
 
+/**
+ * `holdReferences` for many writes at once (a batch's creates): each referenced record locked
+ * once, in id order, whatever order the writes name them in.
+ */
+export async function holdAllReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, all: References[]): Promise<void> {
+  for (const field of REFERENCE_FIELDS) {
+    const ids = [...new Set(all.map((references) => references[field]).filter((id): id is string => typeof id === 'string').map((id) => id.toLowerCase()))].sort();
+    if (ids.length === 0) continue;
+    if (!ids.every(isUuid)) throw invalidInput([{ param: field, message: NOT_FOUND }]);
+    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${TABLES[field]}
+      WHERE organization_id = ${organizationId}::uuid AND id = ANY(${ids}::uuid[]) AND deleted_at IS NULL ORDER BY id FOR SHARE`;
+    if (rows.length !== ids.length) throw invalidInput([{ param: field, message: NOT_FOUND }]);
+  }
+}
+
 /** The `customerId` list filter; another organization's customer simply matches nothing. */
 export function customerFilter(customerId: string | number | null | undefined) {
   if (customerId === null || customerId === undefined) return {};

@@ -8,17 +8,18 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
+import { insertRows } from '../db/insert-rows.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder, type Types } from './builder.js';
-import { changeRecord, delegateName, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
+import { changeRecord, delegateName, model, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
 import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, integrationInputs, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
 import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { customerFilter, requireReferences, type References } from './references.js';
-import { registerExample, registerResource } from './registry.js';
-import { registerWrite, type Write } from './writers.js';
+import { customerFilter, holdAllReferences, requireReferences, type References } from './references.js';
+import { registerExample, registeredResources, registerResource } from './registry.js';
+import { registerCreateMany, registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
 
@@ -301,25 +302,42 @@ interface CreateSpec<Fields extends InputFieldMap, Data extends object, Input = 
   check: (ctx: Context, input: Input, check: InputCheck) => Promise<Data>;
   /**
    * Writes the record in the create's transaction (the references its data names, such as
-   * customerId, held until it commits), answering it as `query` selects it.
+   * customerId, held until it commits), answering it as `query` selects it. Left out, the
+   * record's own row is all it writes; a batch's creates of it are then one INSERT.
    */
-  create: (tx: Tx, data: Data & { organizationId: string }, query: object) => Promise<unknown>;
+  create?: (tx: Tx, data: Data & { organizationId: string }, query: object) => Promise<unknown>;
 }
 
 /** `create<Type>(input)`, and its write for upserts and batches. */
 export function defineCreate<Fields extends InputFieldMap, Data extends object>(type: ResourceType, spec: CreateSpec<Fields, Data>): void {
   type Input = InputShapeFromFields<Fields>;
   const input = builder.inputType(`Create${type}Input`, { fields: (t) => ({ ...integrationInputs(t), ...spec.fields(t) }) });
-  const run = async (ctx: Context, input: Input, query: object) => {
+  /** The record's data, or every fault of the input at once. */
+  const checked = async (ctx: Context, input: Input) => {
     const check = new InputCheck(ctx.inputErrors);
-    const checked = await spec.check(ctx, input, check);
+    const data = await spec.check(ctx, input, check);
     const keys = createKeys(check, input as { externalId?: string | null; metadata?: unknown });
-    await requireReferences(check, ctx.prisma, ctx.auth.organizationId, checked as References);
+    await requireReferences(check, ctx.prisma, ctx.auth.organizationId, data as References);
     check.done();
-    const data = { ...keys, ...checked, organizationId: ctx.auth.organizationId };
-    return holdingExternalId(ctx, type, keys.externalId, () => writing(ctx, (tx) => spec.create(tx, data, query), data as References));
+    return { ...keys, ...data, organizationId: ctx.auth.organizationId };
+  };
+  const create = spec.create ?? ((tx: Tx, data: object, query: object) => model(tx, type).create({ ...query, data }));
+  const run = async (ctx: Context, input: Input, query: object) => {
+    const data = await checked(ctx, input);
+    return holdingExternalId(ctx, type, data.externalId, () => writing(ctx, (tx) => create(tx, data, query), data as References));
   };
   registerWrite(`create${type}`, ({ input }, ctx, query) => run(ctx, input as Input, query));
+  if (!spec.create) {
+    registerCreateMany(type, async (ctx, inputs) => {
+      const rows: object[] = [];
+      for (const input of inputs) rows.push(await checked(ctx, input as Input));
+      // PostgreSQL answers an INSERT's RETURNING rows in the order of its VALUES.
+      return writing(ctx, async (tx) => {
+        await holdAllReferences(tx, ctx.auth.organizationId, rows as References[]);
+        return insertRows(tx, type, registeredResources().find((resource) => resource.type === type)!.path, rows as Array<Record<string, unknown>>);
+      });
+    });
+  }
   registerExample(type, spec.example as Record<string, unknown>);
   builder.mutationField(`create${type}`, (t) =>
     t.prismaField({

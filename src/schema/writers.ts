@@ -2,6 +2,7 @@
 // `deleteCustomer`, ...), as defineResource and defineCreate declare them: what an upsert
 // and a batch (schema/bulk.ts) run, so each item takes the same path as its single call.
 import type { Context } from '../context.js';
+import type { ResourceType } from './changes.js';
 
 export interface WriteArgs {
   id?: string;
@@ -21,4 +22,22 @@ export function registerWrite(mutation: string, write: Write): void {
 /** The write behind a mutation, if the schema declares it. */
 export function writeOf(mutation: string): Write | undefined {
   return writes.get(mutation);
+}
+
+/**
+ * Creates many records of a type in one statement, in the caller's transaction: each input
+ * checked as its single create checks it, the records answered in input order. Declared by
+ * resources whose create writes only the record's own row (defineCreate without `create`).
+ */
+export type CreateMany = (ctx: Context, inputs: Array<Record<string, unknown>>) => Promise<unknown[]>;
+
+const manyWrites = new Map<ResourceType, CreateMany>();
+
+export function registerCreateMany(type: ResourceType, write: CreateMany): void {
+  manyWrites.set(type, write);
+}
+
+/** The one-statement create of a type, if its create is plain. */
+export function createManyOf(type: ResourceType): CreateMany | undefined {
+  return manyWrites.get(type);
 }

@@ -80,6 +80,58 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     expect(events.map((e: { request_id: string }) => e.request_id)).toEqual(Array(5).fill(response.headers.get('x-request-id')));
   });
 
+  it('a batch of creates only (one INSERT) answers each record in item order, each with its own event and sequence number', async () => {
+    const before = (await acme.get('/events?limit=1')).body.data[0]?.seq ?? 0;
+    const names = Array.from({ length: 30 }, (_, i) => `Row ${String(i).padStart(2, '0')} ${'z'.repeat(1 + (i % 3))}`);
+    const response = await acme.post('/customers/batch', { items: names.map((name, i) => ({ op: 'create', external_id: `row-${i}`, data: { name, metadata: { i: String(i) } } })) });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const results = response.body.results as Array<{ index: number; status: number; record: { id: string; name: string; external_id: string; metadata: object; version: number } }>;
+    expect(results.map((r) => [r.index, r.status, r.record.name, r.record.external_id, r.record.metadata, r.record.version])).toEqual(
+      names.map((name, i) => [i, 201, name, `row-${i}`, { i: String(i) }, 1]),
+    );
+    const events = (await acme.get('/events?limit=50')).body.data.filter((e: { seq: number }) => e.seq > before).reverse();
+    expect(events.map((e: { seq: number }) => e.seq)).toEqual(names.map((_, i) => before + 1 + i));
+    expect(events.map((e: { data: { object: { id: string } } }) => e.data.object.id)).toEqual(results.map((r) => r.record.id));
+    expect(new Set(events.map((e: { type: string; request_id: string }) => `${e.type} ${e.request_id}`))).toEqual(new Set([`customer.created ${response.headers.get('x-request-id')}`]));
+    // Each record reads back exactly as the batch answered it.
+    for (const i of [0, 17, 29]) expect((await acme.get(`/customers/${results[i]!.record.id}`)).body).toEqual(results[i]!.record);
+  });
+
+  it('a batch of creates only with clashing external ids or a deleted reference writes nothing and names each item', async () => {
+    const total = await count('/customers');
+    const clash = await acme.post('/customers/batch', {
+      items: [
+        { op: 'create', external_id: 'fresh-1', data: { name: 'Fresh' } },
+        { op: 'create', external_id: 'row-3', data: { name: 'Taken before' } },
+        { op: 'create', external_id: 'twice', data: { name: 'Twice A' } },
+        { op: 'create', external_id: 'twice', data: { name: 'Twice B' } },
+      ],
+    });
+    expect(clash.status, JSON.stringify(clash.body)).toBe(409);
+    expect(clash.body.errors).toEqual([
+      { param: 'items[1].external_id', message: expect.stringContaining('is already the external id of customer') },
+      { param: 'items[3].external_id', message: expect.stringContaining('is already the external id of customer') },
+    ]);
+    expect(await count('/customers')).toBe(total);
+    expect(await count('/customers?external_id=fresh-1')).toBe(0);
+
+    const [kept, gone] = [(await acme.post('/customers', { name: 'Kept' })).body.id, (await acme.post('/customers', { name: 'Gone' })).body.id];
+    expect((await acme.delete(`/customers/${gone}`)).status).toBe(204);
+    const jobs = await count('/jobs');
+    const refused = await acme.post('/jobs/batch', {
+      items: [
+        { op: 'create', data: { customer_id: kept, title: 'One' } },
+        { op: 'create', data: { customer_id: gone, title: 'Two' } },
+        { op: 'create', data: { customer_id: kept, title: 'Three' } },
+      ],
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([{ param: 'items[1].customer_id', message: 'does not name a record of this organization' }]);
+    expect(await count('/jobs')).toBe(jobs);
+    const written = await acme.post('/jobs/batch', { items: ['One', 'Two', 'Three'].map((title) => ({ op: 'create', data: { customer_id: kept, title } })) });
+    expect(written.body.results.map((r: { record: { title: string; customer_id: string } }) => [r.record.title, r.record.customer_id])).toEqual([['One', kept], ['Two', kept], ['Three', kept]]);
+  });
+
   it('an atomic batch with faults in several items writes nothing and names each as items[i].field', async () => {
     const total = await count('/customers');
     const response = await acme.post('/customers/batch', {

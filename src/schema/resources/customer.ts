@@ -62,5 +62,4 @@ defineCreate('Customer', {
     email: check.email('email', input.email, FIELDS.email),
     phone: check.phone('phone', input.phone),
   }),
-  create: (tx, data, query) => tx.customer.create({ ...query, data }),
 });

@@ -78,5 +78,4 @@ defineCreate('Email', {
       sentAt: input.sentAt ?? new Date(),
     };
   },
-  create: (tx, data, query) => tx.email.create({ ...query, data }),
 });

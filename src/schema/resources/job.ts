@@ -86,5 +86,4 @@ defineCreate('Job', {
     const description = check.text('description', input.description, FIELDS.description);
     return { customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null };
   },
-  create: (tx, data, query) => tx.job.create({ ...query, data }),
 });

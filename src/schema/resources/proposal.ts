@@ -79,5 +79,4 @@ defineCreate('Proposal', {
     const currency = check.currency('currency', input.currency);
     return { customerId: customerId!, title: title!, totalAmount: totalAmount!, currency: currency! };
   },
-  create: (tx, data, query) => tx.proposal.create({ ...query, data }),
 });
