@@ -25,7 +25,7 @@ for (const model of ['InvoiceLineItem', 'EstimateLineItem'] as const) {
 
 /** The rules of a line's fields, and of an invoice's or estimate's: inputs' descriptions, checks and OpenAPI keywords. */
 const LINE = { description: rules.text(500, true), quantity: rules.amount(), unitAmount: rules.amount() };
-const BILLING = { customerId: rules.id(), jobId: rules.id(false), currency: rules.currency(), lineItems: rules.items(1, MAX_LINE_ITEMS) };
+const BILLING = { jobId: rules.id(false), currency: rules.currency(), lineItems: rules.items(1, MAX_LINE_ITEMS) };
 
 export const LineItemInput = builder.inputType('LineItemInput', {
   fields: (t) => ({
@@ -80,11 +80,9 @@ interface BillingInput {
 
 /** Checks a new invoice's or estimate's input on `check`; answers its data. */
 function checkBillingInput(input: BillingInput, check: InputCheck) {
-  const customerId = check.id('customerId', input.customerId as string | null | undefined, BILLING.customerId);
-  const jobId = check.id('jobId', input.jobId as string | null | undefined, BILLING.jobId);
   const currency = check.currency('currency', input.currency);
   const { lines, totalAmount } = checkLineItems(check, input.lineItems);
-  return { customerId: customerId!, jobId, currency: currency!, totalAmount, lineItems: { createMany: { data: lines } } };
+  return { currency: currency!, totalAmount, lineItems: { createMany: { data: lines } } };
 }
 
 /**
@@ -95,14 +93,10 @@ export function billingFields<Type extends 'Invoice' | 'Estimate'>(type: Type, p
   // One builder for both models: their shared columns and relations have the same names.
   builder.prismaObjectFields(type as 'Invoice', (t) => ({
     number: t.exposeString('number', { description: `${prefix}-000001, ...: sequential per organization.` }),
-    customerId: t.exposeID('customerId'),
-    jobId: t.exposeID('jobId', { nullable: true }),
     currency: t.exposeString('currency', { description: 'ISO 4217.' }),
     lineItems: t.relation('lineItems', { query: { orderBy: { position: 'asc' } } }),
     totalAmount: t.exposeInt('totalAmount', { description: 'Minor units of the currency (12550 is 125.50).' }),
     issuedAt: t.expose('issuedAt', { type: 'DateTime', nullable: true }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
-    job: t.relation('job', { nullable: true, authScopes: { scope: 'jobs:read' } }),
   }));
 }
 
@@ -113,12 +107,9 @@ export function billingList(own: ListSpec['fields']): ListSpec {
       number: { kind: 'text', sort: true },
       totalAmount: { kind: 'int', sort: true },
       issuedAt: { kind: 'datetime', nullable: true, sort: true },
-      customerId: { kind: 'id', exact: true },
-      jobId: { kind: 'id', exact: true },
       ...own,
     },
     search: { columns: ['number'], description: 'Case-insensitive substring of the number.' },
-    relations: { customer: { type: 'Customer', many: false }, job: { type: 'Job', many: false } },
   };
 }
 
@@ -169,8 +160,6 @@ export function defineBillingCreate({ type, scope, date, rest }: BillingCreate):
     scope,
     rest,
     fields: (t) => ({
-      customerId: t.id({ required: true, ...ruled(BILLING.customerId, 'A customer of this organization.') }),
-      jobId: t.id(ruled(BILLING.jobId, 'A job of this organization.')),
       currency: t.string({ required: true, ...ruled(BILLING.currency) }),
       lineItems: t.field({ type: [LineItemInput], required: true, ...ruled(BILLING.lineItems) }),
       [date]: t.field({ type: 'Date' }),

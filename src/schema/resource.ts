@@ -11,6 +11,7 @@ import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { insertRows } from '../db/insert-rows.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder, type Types } from './builder.js';
+import { ruled, rules } from './field-rules.js';
 import { changeRecord, delegateName, model, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
 import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, integrationInputs, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
@@ -109,14 +110,73 @@ function recordFields(type: ResourceType): void {
   }));
 }
 
+interface Reference {
+  /** The relation (`customer`) and the field holding its id (`customerId`). */
+  name: string;
+  key: string;
+  type: ResourceType;
+  required: boolean;
+}
+
+/**
+ * The records a resource refers to: its to-one relations to other resources in the Prisma
+ * schema, each by `(organizationId, <key>)` (a reference never leaves the organization).
+ */
+function referencesOf(type: ResourceType): Reference[] {
+  const models = getDatamodel().datamodel.models;
+  const fields = models[type]!.fields;
+  return fields
+    .filter((field) => field.kind === 'object' && !field.isList && models[field.type]!.fields.some((other) => other.name === 'deletedAt'))
+    .map((field) => {
+      const [key, ...more] = (field.relationFromFields ?? []).filter((name) => name !== 'organizationId');
+      if (!key || more.length > 0) throw new Error(`${type}.${field.name}: a reference is (organizationId, one id field) (prisma/schema.prisma)`);
+      return { name: field.name, key, type: field.type as ResourceType, required: fields.find((other) => other.name === key)!.isRequired };
+    });
+}
+
+/**
+ * What a resource's references give it: the id field and the record (which needs the other
+ * resource's read scope) on its object, and their filters on its list; so a job's file does
+ * not declare `customerId`, `customer` or their filters.
+ */
+function referenceFields(type: ResourceType, list: ListSpec): ListSpec {
+  const references = referencesOf(type);
+  // A thunk: it runs when the schema is built, once every resource (and its scope) is declared.
+  builder.prismaObjectFields(type, (t) =>
+    Object.fromEntries(
+      references.flatMap((reference) => [
+        [reference.key, (t.exposeID as (name: string, options: object) => never)(reference.key, { nullable: !reference.required })],
+        [reference.name, (t.relation as (name: string, options: object) => never)(reference.name, { authScopes: { scope: readScopeOf(reference.type) }, nullable: true })],
+      ]),
+    ),
+  );
+  return {
+    ...list,
+    fields: { ...list.fields, ...Object.fromEntries(references.map((reference) => [reference.key, { kind: 'id', exact: true } as const])) },
+    relations: { ...list.relations, ...Object.fromEntries(references.map((reference) => [reference.name, { type: reference.type, many: false }])) },
+  };
+}
+
+/** A create's input fields of its references: `customerId` (required where the relation is). */
+function referenceInputs(t: InputFields, references: Reference[]) {
+  return Object.fromEntries(
+    references.map((reference) => {
+      const which = an(reference.name);
+      return [reference.key, t.id({ required: reference.required, ...ruled(rules.id(reference.required), `${which.charAt(0).toUpperCase()}${which.slice(1)} of this organization.`) })];
+    }),
+  );
+}
+
+const readScopeOf = (type: ResourceType) => registeredResources().find((resource) => resource.type === type)!.read;
+
 /**
  * Lists a resource on the records it belongs to, from the other side of its to-one
  * relations in the Prisma schema: a job's `customer` gives `Customer.jobs` (needing
  * jobs:read) and the customer list's `jobs` filter, so a parent's file names no child.
  */
-function listOnParents<Status extends string>(spec: ResourceSpec<Status>): void {
+function listOnParents<Status extends string>(spec: ResourceSpec<Status>, list: ListSpec): void {
   const models = getDatamodel().datamodel.models;
-  for (const [name, relation] of Object.entries(spec.list.relations ?? {})) {
+  for (const [name, relation] of Object.entries(list.relations ?? {})) {
     if (relation.many) continue;
     const own = models[spec.type]!.fields.find((field) => field.name === name)!;
     const inverse = models[relation.type]!.fields.find((field) => field.relationName === own.relationName && field.isList);
@@ -137,10 +197,11 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
   registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
   declareScopes(spec.read, spec.write);
   const Page = pageType(spec.type, record);
-  const asked = declareList(spec.type, spec.list);
+  const list = referenceFields(spec.type, spec.list);
+  const asked = declareList(spec.type, list);
   recordFields(spec.type);
   integrationFields(spec.type);
-  listOnParents(spec);
+  listOnParents(spec, list);
   for (const kind of ['created', 'deleted', 'restored', ...(spec.update ? ['updated'] : []), ...Object.values(spec.moves ?? {}).map((move) => transitionKind(move.to))]) {
     EVENT_TYPES.add(`${item}.${kind}`);
   }
@@ -311,15 +372,18 @@ interface CreateSpec<Fields extends InputFieldMap, Data extends object, Input = 
 /** `create<Type>(input)`, and its write for upserts and batches. */
 export function defineCreate<Fields extends InputFieldMap, Data extends object>(type: ResourceType, spec: CreateSpec<Fields, Data>): void {
   type Input = InputShapeFromFields<Fields>;
-  const input = builder.inputType(`Create${type}Input`, { fields: (t) => ({ ...integrationInputs(t), ...spec.fields(t) }) });
+  const references = referencesOf(type);
+  const input = builder.inputType(`Create${type}Input`, { fields: (t) => ({ ...integrationInputs(t), ...referenceInputs(t, references), ...spec.fields(t) }) });
   /** The record's data, or every fault of the input at once. */
   const checked = async (ctx: Context, input: Input) => {
     const check = new InputCheck(ctx.inputErrors);
+    const given = input as Record<string, string | null | undefined>;
+    const referred = Object.fromEntries(references.map((reference) => [reference.key, check.id(reference.key, given[reference.key], { required: reference.required })]));
     const data = await spec.check(ctx, input, check);
     const keys = createKeys(check, input as { externalId?: string | null; metadata?: unknown });
-    await requireReferences(check, ctx.prisma, ctx.auth.organizationId, data as References);
+    await requireReferences(check, ctx.prisma, ctx.auth.organizationId, referred);
     check.done();
-    return { ...keys, ...data, organizationId: ctx.auth.organizationId };
+    return { ...keys, ...referred, ...data, organizationId: ctx.auth.organizationId };
   };
   const create = spec.create ?? ((tx: Tx, data: object, query: object) => model(tx, type).create({ ...query, data }));
   const run = async (ctx: Context, input: Input, query: object) => {

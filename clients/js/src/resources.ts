@@ -78,13 +78,13 @@ export type CustomerList = ListSpec<
 /** A record of /v1/emails. */
 export type Email = {
   id: string;
-  customer_id: string;
   type: 'incoming' | 'outgoing';
   from: string;
   to: string;
   subject: string;
   body: string;
   sent_at: string;
+  customer_id: string;
   created_at: string;
   updated_at: string;
   /** Grows by one on every change; the ETag and If-Match value. */
@@ -141,14 +141,14 @@ export type Estimate = {
   valid_until: string | null;
   /** EST-000001, ...: sequential per organization. */
   number: string;
-  customer_id: string;
-  job_id: string | null;
   /** ISO 4217. */
   currency: string;
   line_items: { description: string; quantity: number; unit_amount: number; amount: number }[];
   /** Minor units of the currency (12550 is 125.50). */
   total_amount: number;
   issued_at: string | null;
+  customer_id: string;
+  job_id: string | null;
   created_at: string;
   updated_at: string;
   /** Grows by one on every change; the ETag and If-Match value. */
@@ -181,10 +181,10 @@ export type EstimateFilters = {
   search?: string | undefined;
   total_amount?: Range<number> | undefined;
   issued_at?: Range<Timestamp> | undefined;
-  customer_id?: string | undefined;
-  job_id?: string | undefined;
   status?: AnyOf<'draft' | 'sent' | 'accepted' | 'declined'> | undefined;
   valid_until?: Range<CalendarDate> | undefined;
+  customer_id?: string | undefined;
+  job_id?: string | undefined;
   created_at?: Range<Timestamp> | undefined;
   updated_at?: Range<Timestamp> | undefined;
   external_id?: string | undefined;
@@ -205,14 +205,14 @@ export type Invoice = {
   paid_at: string | null;
   /** INV-000001, ...: sequential per organization. */
   number: string;
-  customer_id: string;
-  job_id: string | null;
   /** ISO 4217. */
   currency: string;
   line_items: { description: string; quantity: number; unit_amount: number; amount: number }[];
   /** Minor units of the currency (12550 is 125.50). */
   total_amount: number;
   issued_at: string | null;
+  customer_id: string;
+  job_id: string | null;
   created_at: string;
   updated_at: string;
   /** Grows by one on every change; the ETag and If-Match value. */
@@ -245,11 +245,11 @@ export type InvoiceFilters = {
   search?: string | undefined;
   total_amount?: Range<number> | undefined;
   issued_at?: Range<Timestamp> | undefined;
-  customer_id?: string | undefined;
-  job_id?: string | undefined;
   status?: AnyOf<'draft' | 'sent' | 'paid'> | undefined;
   due_date?: Range<CalendarDate> | undefined;
   paid_at?: Range<Timestamp> | undefined;
+  customer_id?: string | undefined;
+  job_id?: string | undefined;
   created_at?: Range<Timestamp> | undefined;
   updated_at?: Range<Timestamp> | undefined;
   external_id?: string | undefined;
@@ -266,12 +266,12 @@ export type InvoiceList = ListSpec<
 /** A record of /v1/jobs. */
 export type Job = {
   id: string;
-  customer_id: string;
   title: string;
   description: string | null;
   status: 'scheduled' | 'in_progress' | 'completed' | 'cancelled';
   scheduled_at: string | null;
   completed_at: string | null;
+  customer_id: string;
   created_at: string;
   updated_at: string;
   /** Grows by one on every change; the ETag and If-Match value. */
@@ -323,13 +323,13 @@ export type JobList = ListSpec<
 /** A record of /v1/proposals. */
 export type Proposal = {
   id: string;
-  customer_id: string;
   title: string;
   status: 'draft' | 'sent' | 'accepted' | 'declined';
   /** Minor units of the currency (12550 is 125.50). */
   total_amount: number;
   /** ISO 4217. */
   currency: string;
+  customer_id: string;
   created_at: string;
   updated_at: string;
   /** Grows by one on every change; the ETag and If-Match value. */

@@ -10,7 +10,6 @@ declare module '../../auth/scopes.js' { interface ScopeNames { 'emails:read': tr
 export const Email = builder.prismaObject('Email', {
   fields: (t) => ({
     id: t.exposeID('id'),
-    customerId: t.exposeID('customerId'),
     type: t.expose('type', { type: EmailTypeEnum }),
     from: t.exposeString('fromAddress'),
     to: t.exposeString('toAddress'),
@@ -18,7 +17,6 @@ export const Email = builder.prismaObject('Email', {
     // Up to 100,000 characters: the query bounds count it as 100 records (see graphql/query-bounds.ts).
     body: t.exposeString('body', { extensions: { cost: 100 } }),
     sentAt: t.expose('sentAt', { type: 'DateTime' }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });
 
@@ -35,16 +33,14 @@ defineResource(Email, {
     fields: {
       type: enumField(EmailTypeEnum, 'EmailType', EmailType, false),
       sentAt: { kind: 'datetime', sort: true },
-      customerId: { kind: 'id', exact: true },
     },
     search: { columns: ['subject', 'fromAddress', 'toAddress'], description: 'Case-insensitive substring of the subject, sender or recipient.' },
-    relations: { customer: { type: 'Customer', many: false } },
   },
 });
 
 
 /** The rules of an e-mail's fields: its inputs' descriptions, checks and OpenAPI keywords. */
-const FIELDS = { customerId: rules.id(), from: rules.email(true), to: rules.email(true), subject: rules.text(998, true), body: rules.text(100_000) };
+const FIELDS = { from: rules.email(true), to: rules.email(true), subject: rules.text(998, true), body: rules.text(100_000) };
 
 defineCreate('Email', {
   description: 'Records an incoming or outgoing e-mail. An e-mail is a record of a message: it cannot be edited, only deleted.',
@@ -52,7 +48,6 @@ defineCreate('Email', {
   scope: 'customers:write',
   rest: 'emails',
   fields: (t) => ({
-    customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
     type: t.field({ type: EmailTypeEnum, required: true }),
     from: t.string({ required: true, ...ruled(FIELDS.from) }),
     to: t.string({ required: true, ...ruled(FIELDS.to) }),
@@ -62,14 +57,12 @@ defineCreate('Email', {
   }),
   example: { type: 'incoming', from: 'grace@example.com', to: 'office@example.com', subject: 'The boiler', body: 'It knocks at night.' },
   check: async (ctx, input, check) => {
-    const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     if (!input.type) check.fail('type', 'is required');
     const from = check.email('from', input.from, FIELDS.from);
     const to = check.email('to', input.to, FIELDS.to);
     const subject = check.text('subject', input.subject, FIELDS.subject);
     const body = check.text('body', input.body, FIELDS.body);
     return {
-      customerId: customerId!,
       type: input.type!,
       fromAddress: from!,
       toAddress: to!,

@@ -12,13 +12,11 @@ declare module '../../auth/scopes.js' { interface ScopeNames { 'jobs:read': true
 export const Job = builder.prismaObject('Job', {
   fields: (t) => ({
     id: t.exposeID('id'),
-    customerId: t.exposeID('customerId'),
     title: t.exposeString('title'),
     description: t.exposeString('description', { nullable: true, extensions: { cost: 5 } }),
     status: t.expose('status', { type: JobStatusEnum }),
     scheduledAt: t.expose('scheduledAt', { type: 'DateTime', nullable: true }),
     completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });
 
@@ -39,10 +37,8 @@ defineResource(Job, {
       status: enumField(JobStatusEnum, 'JobStatus', JobStatus),
       scheduledAt: { kind: 'datetime', nullable: true, sort: true },
       completedAt: { kind: 'datetime', nullable: true, sort: true },
-      customerId: { kind: 'id', exact: true },
     },
     search: { columns: ['title', 'description'], description: 'Case-insensitive substring of the title or description.' },
-    relations: { customer: { type: 'Customer', many: false } },
   },
   moves: {
     startJob: { verb: 'start', from: ['scheduled'], to: 'in_progress' },
@@ -74,16 +70,14 @@ defineCreate('Job', {
   scope: 'jobs:write',
   rest: 'jobs',
   fields: (t) => ({
-    customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
     title: t.string({ required: true, ...ruled(FIELDS.title) }),
     description: t.string(ruled(FIELDS.description)),
     scheduledAt: t.field({ type: 'DateTime' }),
   }),
   example: { title: 'Fix the boiler', description: 'It knocks at night.', scheduledAt: new Date('2026-12-01T09:00:00Z') },
   check: async (ctx, input, check) => {
-    const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     const title = check.text('title', input.title, FIELDS.title);
     const description = check.text('description', input.description, FIELDS.description);
-    return { customerId: customerId!, title: title!, description, scheduledAt: input.scheduledAt ?? null };
+    return { title: title!, description, scheduledAt: input.scheduledAt ?? null };
   },
 });

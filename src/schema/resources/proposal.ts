@@ -12,17 +12,15 @@ declare module '../../auth/scopes.js' { interface ScopeNames { 'proposals:read':
 export const Proposal = builder.prismaObject('Proposal', {
   fields: (t) => ({
     id: t.exposeID('id'),
-    customerId: t.exposeID('customerId'),
     title: t.exposeString('title'),
     status: t.expose('status', { type: QuoteStatusEnum }),
     totalAmount: t.exposeInt('totalAmount', { description: 'Minor units of the currency (12550 is 125.50).' }),
     currency: t.exposeString('currency', { description: 'ISO 4217.' }),
-    customer: t.relation('customer', { authScopes: { scope: 'customers:read' }, nullable: true }),
   }),
 });
 
 /** The rules of a proposal's fields: its inputs' descriptions, checks and OpenAPI keywords. */
-const FIELDS = { customerId: rules.id(), title: rules.text(200, true), totalAmount: rules.amount(), currency: rules.currency() };
+const FIELDS = { title: rules.text(200, true), totalAmount: rules.amount(), currency: rules.currency() };
 
 defineResource(Proposal, {
   type: 'Proposal',
@@ -37,10 +35,8 @@ defineResource(Proposal, {
       title: { kind: 'text', sort: true },
       status: enumField(QuoteStatusEnum, 'QuoteStatus', QuoteStatus),
       totalAmount: { kind: 'int', sort: true },
-      customerId: { kind: 'id', exact: true },
     },
     search: { columns: ['title'], description: 'Case-insensitive substring of the title.' },
-    relations: { customer: { type: 'Customer', many: false } },
   },
   moves: quoteMoves('Proposal'),
   update: {
@@ -66,17 +62,15 @@ defineCreate('Proposal', {
   scope: 'proposals:write',
   rest: 'proposals',
   fields: (t) => ({
-    customerId: t.id({ required: true, ...ruled(FIELDS.customerId, 'A customer of this organization.') }),
     title: t.string({ required: true, ...ruled(FIELDS.title) }),
     totalAmount: t.int({ required: true, ...ruled(FIELDS.totalAmount) }),
     currency: t.string({ required: true, ...ruled(FIELDS.currency) }),
   }),
   example: { title: 'Renovation', totalAmount: 120000, currency: 'EUR' },
   check: async (ctx, input, check) => {
-    const customerId = check.id('customerId', input.customerId as string | null | undefined, FIELDS.customerId);
     const title = check.text('title', input.title, FIELDS.title);
     const totalAmount = check.amount('totalAmount', input.totalAmount);
     const currency = check.currency('currency', input.currency);
-    return { customerId: customerId!, title: title!, totalAmount: totalAmount!, currency: currency! };
+    return { title: title!, totalAmount: totalAmount!, currency: currency! };
   },
 });
