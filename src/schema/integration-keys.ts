@@ -122,8 +122,11 @@ export function mergeMetadata(organizationId: string, type: ResourceType, patch:
 
 /** Whether an error is the live-external-id uniqueness of a resource's table. */
 function isExternalIdClash(error: unknown): boolean {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError) || error.code !== 'P2002') return false;
-  return JSON.stringify(error.meta ?? {}).includes('external_id');
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  const meta = JSON.stringify(error.meta ?? {});
+  // P2002 from Prisma's own INSERT; P2010, a unique violation, from a raw one (db/insert-rows.ts).
+  const unique = error.code === 'P2002' || (error.code === 'P2010' && meta.includes('"UniqueConstraintViolation"'));
+  return unique && meta.includes('external_id');
 }
 
 /** Runs a write; an external id another live record holds is a 409 naming that record. */

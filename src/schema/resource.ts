@@ -167,7 +167,10 @@ function referenceInputs(t: InputFields, references: Reference[]) {
   );
 }
 
-const readScopeOf = (type: ResourceType) => registeredResources().find((resource) => resource.type === type)!.read;
+const registered = (type: ResourceType) => registeredResources().find((resource) => resource.type === type)!;
+const readScopeOf = (type: ResourceType) => registered(type).read;
+/** The resource's REST path, which is also its table's name. */
+const pathOf = (type: ResourceType) => registered(type).path;
 
 /**
  * Lists a resource on the records it belongs to, from the other side of its to-one
@@ -385,7 +388,11 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
     check.done();
     return { ...keys, ...referred, ...data, organizationId: ctx.auth.organizationId };
   };
-  const create = spec.create ?? ((tx: Tx, data: object, query: object) => model(tx, type).create({ ...query, data }));
+  // A plain create is the batch's INSERT of one row; where the selection reaches past the
+  // record (GraphQL asking for its customer), Prisma writes it, with what the selection needs.
+  const plain = async (tx: Tx, data: object, query: object) =>
+    Object.keys(query).length > 0 ? model(tx, type).create({ ...query, data }) : (await insertRows(tx, type, pathOf(type), [data as Record<string, unknown>]))[0];
+  const create = spec.create ?? plain;
   const run = async (ctx: Context, input: Input, query: object) => {
     const data = await checked(ctx, input);
     return holdingExternalId(ctx, type, data.externalId, () => writing(ctx, (tx) => create(tx, data, query), data as References));
@@ -398,7 +405,7 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
       // PostgreSQL answers an INSERT's RETURNING rows in the order of its VALUES.
       return writing(ctx, async (tx) => {
         await holdAllReferences(tx, ctx.auth.organizationId, rows as References[]);
-        return insertRows(tx, type, registeredResources().find((resource) => resource.type === type)!.path, rows as Array<Record<string, unknown>>);
+        return insertRows(tx, type, pathOf(type), rows as Array<Record<string, unknown>>);
       });
     });
   }

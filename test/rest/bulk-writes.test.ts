@@ -132,6 +132,16 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     expect(written.body.results.map((r: { record: { title: string; customer_id: string } }) => [r.record.title, r.record.customer_id])).toEqual([['One', kept], ['Two', kept], ['Three', kept]]);
   });
 
+  it('a single create answers its record whether or not the selection reaches its customer', async () => {
+    const customer = (await acme.post('/customers', { name: 'Selected', external_id: 'sel-1' })).body;
+    expect((await acme.post('/customers', { name: 'Clash', external_id: 'sel-1' })).body.errors).toEqual([{ param: 'external_id', message: `is already the external id of customer ${customer.id}` }]);
+    const mutation = 'mutation($input: CreateJobInput!) { createJob(input: $input) { id title customerId version customer { name externalId } } }';
+    const job = (await gql(api, api.keys.acme!, mutation, { input: { customerId: customer.id, title: 'With its customer' } })).createJob;
+    expect(job).toMatchObject({ title: 'With its customer', customerId: customer.id, version: 1, customer: { name: 'Selected', externalId: 'sel-1' } });
+    const plain = (await gql(api, api.keys.acme!, 'mutation($input: CreateJobInput!) { createJob(input: $input) { id title version } }', { input: { customerId: customer.id, title: 'Alone' } })).createJob;
+    expect((await acme.get(`/jobs/${plain.id}`)).body).toMatchObject({ id: plain.id, title: 'Alone', customer_id: customer.id, version: 1 });
+  });
+
   it('an atomic batch with faults in several items writes nothing and names each as items[i].field', async () => {
     const total = await count('/customers');
     const response = await acme.post('/customers/batch', {
