@@ -31,8 +31,8 @@ export function startServer(env: Record<string, string>, args = ['--import', 'ts
 }
 
 /** `npm run <script>` (start, start:production) exactly as a user or a process manager runs it. */
-export function startNpm(script: string, env: Record<string, string>): Promise<RunningServer> {
-  return listening(30_000, spawn('npm', ['run', '--silent', script], { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+export function startNpm(script: string, env: Record<string, string>, timeoutMs = 30_000): Promise<RunningServer> {
+  return listening(timeoutMs, spawn('npm', ['run', '--silent', script], { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
 }
 
 /**

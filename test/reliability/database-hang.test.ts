@@ -75,7 +75,7 @@ describe('a hung database', () => {
     for (let round = 0; round < 4; round++) {
       // Every connection is reset the moment a create's INSERT reaches the database, while
       // the other requests are in flight; the link comes back at once.
-      const reset = app.proxy.cutAfter('INSERT INTO "public"."customers"').then(() => app.proxy.restore());
+      const reset = app.proxy.cutAfter('INSERT INTO "customers"').then(() => app.proxy.restore());
       const load = Promise.all(
         Array.from({ length: 24 }, (_, i) => {
           // Half the writes carry an Idempotency-Key, whose claim and record meet the reset too.

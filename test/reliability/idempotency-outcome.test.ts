@@ -26,7 +26,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
 
   it('a create whose COMMIT committed but whose answer was lost answers 201 with the record, and its retry replays it', async () => {
     app = await startAppBehindProxy();
-    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"' }).then(() => app.proxy.restore());
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "customers"' }).then(() => app.proxy.restore());
     const first = await create('Lost answer', 'lost-answer');
     await lost;
     expect(first.status, JSON.stringify(first.body)).toBe(201);
@@ -46,7 +46,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
   it('a create whose COMMIT reaches PostgreSQL only after the link broke is found committed, never run twice', async () => {
     app = await startAppBehindProxy();
     // The service sees the cut at once; its COMMIT runs 300 ms later, after the check began.
-    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"', lateMs: 300 }).then(() => app.proxy.restore());
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "customers"', lateMs: 300 }).then(() => app.proxy.restore());
     const first = await create('Late commit', 'late-commit');
     await lost;
     expect(first.status, JSON.stringify(first.body)).toBe(201);
@@ -58,7 +58,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
 
   it('a create whose COMMIT committed while the database stays away answers 503 "unknown"; once it is back, the retry finds the committed record', async () => {
     app = await startAppBehindProxy();
-    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"' });
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "customers"' });
     const first = await create('Committed, unknown', 'commit-unknown');
     await lost;
     expect(first.status).toBe(503);
@@ -80,7 +80,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
 
   it('a create cut before its COMMIT leaves its key free: once the database is back the retry runs it, once', async () => {
     app = await startAppBehindProxy();
-    const cut = app.proxy.cutAfter('INSERT INTO "public"."customers"');
+    const cut = app.proxy.cutAfter('INSERT INTO "customers"');
     const first = await create('Never committed', 'never-committed');
     await cut;
     expect(first.status).toBe(503);
@@ -129,7 +129,7 @@ describe('Idempotency-Key outcomes across database failures', () => {
     const mutation = { query: 'mutation { createCustomer(input: { name: "GraphQL lost" }) { id name } }' };
     // The client's own request id, which the server adopts and the change's event carries.
     const headers = { 'idempotency-key': 'graphql-lost', 'x-request-id': 'graphql-lost-1' };
-    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "public"."customers"' });
+    const lost = app.proxy.cutAfter('COMMIT', { after: 'INSERT INTO "customers"' });
     const first = await app.call('POST', '/graphql', { json: mutation, headers });
     await lost;
     expect(first.status).toBe(503);

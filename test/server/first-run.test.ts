@@ -12,7 +12,9 @@ describe('first run on the embedded default', () => {
   it('npm start on a fresh folder creates the demo and prints a key that works; the CLI says what to do meanwhile', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'crm-first-run-'));
     // As a newcomer has it: no DATABASE_URL, no SEED_ON_FIRST_START.
-    const server = await startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: '' });
+    // A first start makes the data folder, migrates and writes the demo before it listens:
+    // on PGlite, beside the rest of the suite on two cores, that once took over 30 s.
+    const server = await startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: '' }, 90_000);
     try {
       await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('GraphiQL:');
       const key = /^\s+(svc_live_\w+)$/m.exec(server.output())![1]!;
@@ -45,7 +47,7 @@ describe('first run on the embedded default', () => {
       await again.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 150_000);
 
   it('never seeds PostgreSQL, and SEED_ON_FIRST_START=false turns it off', async () => {
     // Nothing migrated yet, as a first start finds it: the demo hangs on the first migration
