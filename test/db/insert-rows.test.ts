@@ -1,0 +1,60 @@
+// The ids a batch's INSERT gives its rows (db/insert-rows.ts): version 7 UUIDs, as Prisma's
+// `uuid(7)` default makes them, so records sort by creation time whichever path wrote them;
+// and the INSERT itself, on both databases.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { insertRows, uuidV7 } from '../../src/db/insert-rows.js';
+import { DB_KINDS, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
+
+describe('uuidV7', () => {
+  it('is an RFC 9562 version 7 UUID carrying the time in milliseconds', () => {
+    const at = Date.UTC(2026, 10, 27, 12, 0, 0, 123);
+    const id = uuidV7(at);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(at);
+  });
+
+  it('differs at the same millisecond, and a later millisecond sorts after', () => {
+    const at = Date.now();
+    const ids = new Set(Array.from({ length: 1000 }, () => uuidV7(at)));
+    expect(ids.size).toBe(1000);
+    expect(uuidV7(at + 1) > [...ids].sort().at(-1)!).toBe(true);
+  });
+});
+
+describe.each(DB_KINDS)('insertRows on %s', (kind) => {
+  let test: TestDatabase;
+  let db: Database;
+  let organizationId: string;
+
+  beforeAll(async () => {
+    test = await migratedDatabase(kind);
+    db = await openDatabase({ databaseUrl: test.env.DATABASE_URL ?? '', dataDir: test.env.DATA_DIR ?? '' });
+    organizationId = (await db.prisma.organization.create({ data: { name: 'Rows' } })).id;
+  });
+  afterAll(async () => {
+    await db?.close();
+    await test?.drop();
+  });
+
+  it('answers the records in the order given, by field name, with what each row leaves out at its default', async () => {
+    const rows = [
+      { organizationId, name: 'First', metadata: { source: 'crm' } },
+      { organizationId, name: 'Second', email: 'second@example.com' },
+      { organizationId, name: 'Third', email: null, externalId: 'third' },
+    ];
+    const records = await db.prisma.$transaction((tx) => insertRows(tx, 'Customer', 'customers', rows));
+    expect(records.map((r) => [r.name, r.email ?? null, r.metadata, r.externalId ?? null, r.version, r.deletedAt])).toEqual([
+      ['First', null, { source: 'crm' }, null, 1, null],
+      ['Second', 'second@example.com', {}, null, 1, null],
+      ['Third', null, {}, 'third', 1, null],
+    ]);
+    for (const record of records) {
+      expect(record.createdAt).toBeInstanceOf(Date);
+      expect(typeof record.changeSeq).toBe('bigint');
+    }
+    // Prisma reads them back as it wrote them.
+    const read = await db.prisma.customer.findMany({ where: { organizationId }, orderBy: { changeSeq: 'asc' } });
+    expect(read.map((r) => ({ ...r }))).toEqual(records);
+  });
+});
