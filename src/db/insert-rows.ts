@@ -2,9 +2,10 @@
 // createManyAndReturn compiles and interprets every call: for 100 customers it took about three
 // times the INSERT itself (bench `bulk`), so the statement is written here, from the model's
 // fields and the table's own column types, and Prisma runs it raw in the caller's transaction.
-// What Prisma would fill in on a create is filled in here: a new UUID v7 id (every model
-// declares `@default(uuid(7))`) and `@updatedAt`; a value a row leaves out is the column's
-// DEFAULT, as in Prisma's own INSERT.
+// What Prisma fills in on a create is filled in here: a new UUID v7 id (every model declares
+// `@default(uuid(7))`), and the time of the write for `@updatedAt` and `@default(now())`
+// (Prisma sets both to the same instant); any other value a row leaves out is the column's
+// DEFAULT.
 import { randomUUID } from 'node:crypto';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { Tx } from './tenant.js';
@@ -14,7 +15,8 @@ interface Column {
   column: string;
   /** The column's type as PostgreSQL spells it, to cast each parameter to. */
   type: string;
-  updatedAt: boolean;
+  /** `@updatedAt` or `@default(now())`: the time of the write, the same in both, as Prisma sets them. */
+  now: boolean;
 }
 
 /** Columns are named as their fields in snake case (the schema's convention; `columnsOf` checks it). */
@@ -36,7 +38,7 @@ function columnsOf(tx: Pick<Tx, '$queryRawUnsafe'>, model: string, table: string
     return getDatamodel().datamodel.models[model]!.fields.filter((field) => field.kind !== 'object').map((field) => {
       const type = types.get(snake(field.name));
       if (!type) throw new Error(`${model}.${field.name} has no column ${snake(field.name)} in ${table}`);
-      return { field: field.name, column: snake(field.name), type, updatedAt: field.isUpdatedAt === true };
+      return { field: field.name, column: snake(field.name), type, now: field.isUpdatedAt === true || (field.type === 'DateTime' && field.hasDefaultValue === true) };
     });
   })();
   known.set(table, columns);
@@ -64,7 +66,8 @@ const parameter = (value: unknown) => (value !== null && typeof value === 'objec
 export async function insertRows(tx: Pick<Tx, '$queryRawUnsafe'>, model: string, table: string, rows: Array<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
   const columns = await columnsOf(tx, model, table);
   const now = new Date();
-  const filled = rows.map((row): Record<string, unknown> => ({ ...row, id: row.id ?? uuidV7(now.getTime()), ...Object.fromEntries(columns.filter((c) => c.updatedAt).map((c) => [c.field, now])) }));
+  const stamped = columns.filter((c) => c.now);
+  const filled = rows.map((row): Record<string, unknown> => ({ ...Object.fromEntries(stamped.map((c) => [c.field, now])), ...row, id: row.id ?? uuidV7(now.getTime()) }));
   const written = columns.filter((c) => filled.some((row) => row[c.field] !== undefined));
   const params: unknown[] = [];
   const values = filled.map((row) => {

@@ -51,6 +51,8 @@ describe.each(DB_KINDS)('insertRows on %s', (kind) => {
     ]);
     for (const record of records) {
       expect(record.createdAt).toBeInstanceOf(Date);
+      // One instant for both, as Prisma's own create sets them.
+      expect(record.updatedAt).toEqual(record.createdAt);
       expect(typeof record.changeSeq).toBe('bigint');
     }
     // Prisma reads them back as it wrote them.
