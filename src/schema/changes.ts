@@ -9,21 +9,13 @@ import { SOFT_DELETED_MODELS, type TenantClient, type Tx } from '../db/tenant.js
 import { namingRequest, setRequestIdSql } from '../db/request-naming.js';
 import { apiError } from '../errors.js';
 import { Prisma } from '../generated/prisma/client.js';
-import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
-import { holdReferences, lockReferences, REFERENCE_FIELDS, type References } from './references.js';
+import { holdReferences, lockReferences, referenceFieldNames, type References } from './references.js';
+import type { ResourceType } from './resource-type.js';
 import { isUuid } from './validation.js';
 
 export type { Tx } from '../db/tenant.js';
-
-/**
- * The models a resource can be made of, read from the generated Prisma types: those that
- * are versioned and deleted softly (`version`, `deletedAt`). A new model with both is one
- * without any edit here.
- */
-export type ResourceType = {
-  [Model in keyof PrismaTypes]: PrismaTypes[Model]['Shape'] extends { version: number; deletedAt: Date | null } ? Model : never;
-}[keyof PrismaTypes];
+export type { ResourceType } from './resource-type.js';
 /** Its Prisma delegate (and item name): `Customer` -> `customer`. */
 type Delegate = Uncapitalize<ResourceType>;
 
@@ -174,7 +166,7 @@ export async function refuseIfReferenced(db: Db, type: ResourceType, id: string)
  * Runs before the restore's write (see references.ts for why before).
  */
 export async function refuseIfParentDeleted(tx: Tx, organizationId: string, type: ResourceType, id: string): Promise<void> {
-  const fields = REFERENCE_FIELDS.filter((field) => fieldsOf(type).some((f) => f.name === field));
+  const fields = referenceFieldNames().filter((field) => fieldsOf(type).some((f) => f.name === field));
   if (fields.length === 0) return;
   const record = await model(tx, type).findFirst({ where: { id, deletedAt: undefined }, select: Object.fromEntries(fields.map((field) => [field, true])) });
   // No such record: the restore itself answers why.

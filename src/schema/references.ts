@@ -11,7 +11,11 @@
 // holding the organization's change-sequence lock (which would deadlock with a delete).
 import type { Tx } from '../db/tenant.js';
 import { invalidInput } from '../errors.js';
+import { purgeOrder } from '../db/tombstones.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import type { ResourceType } from './resource-type.js';
+import { registeredResources } from './registry.js';
 import { isUuid, type InputCheck } from './validation.js';
 
 const NOT_FOUND = 'does not name a record of this organization';
@@ -24,33 +28,79 @@ const NOT_FOUND = 'does not name a record of this organization';
 export async function requireReferences(check: InputCheck, db: Pick<Tx, '$queryRaw'>, organizationId: string, data: References): Promise<void> {
   if (check.errors.length === 0) return;
   // A reference already at fault (not a UUID) is not named twice.
-  const asked = Object.fromEntries(REFERENCE_FIELDS.filter((field) => !check.errors.some((e) => e.param === field)).map((field) => [field, data[field]]));
+  const asked = Object.fromEntries(referenceFieldNames().filter((field) => !check.errors.some((e) => e.param === field)).map((field) => [field, data[field]]));
   for (const field of await lockReferences(db, organizationId, asked)) check.fail(field, NOT_FOUND);
 }
 
-/** The reference fields, in the order their rows are locked, and the table each names. */
-const TABLES = { customerId: Prisma.raw('customers'), jobId: Prisma.raw('jobs') };
+export interface Reference {
+  /** The relation (`customer`) and the field holding its id (`customerId`). */
+  name: string;
+  key: string;
+  type: ResourceType;
+  required: boolean;
+}
 
-export type ReferenceField = keyof typeof TABLES;
-export const REFERENCE_FIELDS = Object.keys(TABLES) as ReferenceField[];
+const isResource = (model: string) => getDatamodel().datamodel.models[model]!.fields.some((field) => field.name === 'deletedAt');
+
+/**
+ * The records a resource refers to: its to-one relations to other resources in the Prisma
+ * schema, each by `(organizationId, <key>)` (a reference never leaves the organization).
+ */
+export function referencesOf(type: string): Reference[] {
+  const fields = getDatamodel().datamodel.models[type]!.fields;
+  return fields
+    .filter((field) => field.kind === 'object' && !field.isList && isResource(field.type))
+    .map((field) => {
+      const [key, ...more] = (field.relationFromFields ?? []).filter((name) => name !== 'organizationId');
+      if (!key || more.length > 0) throw new Error(`${type}.${field.name}: a reference is (organizationId, one id field) (prisma/schema.prisma)`);
+      return { name: field.name, key, type: field.type as ResourceType, required: fields.find((other) => other.name === key)!.isRequired };
+    });
+}
+
+let fields: Array<{ field: string; table: Prisma.Sql }> | undefined;
+
+/**
+ * Every reference field of every resource and the table it names, in the order their rows
+ * are locked: parents first (a job's customer before the job), the purge order reversed.
+ * Read at the first write (the registry names the tables), then kept.
+ */
+function referenceFields(): Array<{ field: string; table: Prisma.Sql }> {
+  if (fields) return fields;
+  const target = new Map<string, ResourceType>();
+  for (const model of Object.keys(getDatamodel().datamodel.models).filter(isResource)) {
+    for (const reference of referencesOf(model)) {
+      if ((target.get(reference.key) ?? reference.type) !== reference.type) throw new Error(`${reference.key} names ${target.get(reference.key)} in one model and ${reference.type} in ${model}`);
+      target.set(reference.key, reference.type);
+    }
+  }
+  const parentsFirst = purgeOrder().reverse();
+  const rank = (type: ResourceType) => parentsFirst.indexOf(`${type.charAt(0).toLowerCase()}${type.slice(1)}`);
+  fields = [...target]
+    .sort(([, a], [, b]) => rank(a) - rank(b))
+    .map(([field, type]) => ({ field, table: Prisma.raw(`"${registeredResources().find((resource) => resource.type === type)!.path}"`) }));
+  return fields;
+}
+
+/** The reference fields, parents first. */
+export const referenceFieldNames = () => referenceFields().map(({ field }) => field);
 
 /** What a record refers to: the reference fields among a create's or an update's data (null: none). */
-export type References = Partial<Record<ReferenceField, unknown>>;
+export type References = Partial<Record<string, unknown>>;
 
 /**
  * Locks the live records `references` names FOR SHARE until the transaction ends, and
  * answers the fields whose record is missing or deleted.
  */
-export async function lockReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, references: References): Promise<ReferenceField[]> {
-  const missing: ReferenceField[] = [];
-  for (const field of REFERENCE_FIELDS) {
+export async function lockReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, references: References): Promise<string[]> {
+  const missing: string[] = [];
+  for (const { field, table } of referenceFields()) {
     const id = references[field];
     if (typeof id !== 'string') continue;
     if (!isUuid(id)) {
       missing.push(field);
       continue;
     }
-    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${TABLES[field]}
+    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${table}
       WHERE organization_id = ${organizationId}::uuid AND id = ${id}::uuid AND deleted_at IS NULL FOR SHARE`;
     if (rows.length === 0) missing.push(field);
   }
@@ -68,11 +118,11 @@ export async function holdReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: 
  * once, in id order, whatever order the writes name them in.
  */
 export async function holdAllReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, all: References[]): Promise<void> {
-  for (const field of REFERENCE_FIELDS) {
+  for (const { field, table } of referenceFields()) {
     const ids = [...new Set(all.map((references) => references[field]).filter((id): id is string => typeof id === 'string').map((id) => id.toLowerCase()))].sort();
     if (ids.length === 0) continue;
     if (!ids.every(isUuid)) throw invalidInput([{ param: field, message: NOT_FOUND }]);
-    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${TABLES[field]}
+    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${table}
       WHERE organization_id = ${organizationId}::uuid AND id = ANY(${ids}::uuid[]) AND deleted_at IS NULL ORDER BY id FOR SHARE`;
     if (rows.length !== ids.length) throw invalidInput([{ param: field, message: NOT_FOUND }]);
   }

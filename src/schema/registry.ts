@@ -4,7 +4,7 @@
 // Filled while the schema modules load (schema/index.ts imports them all), so it is read
 // at call time, never at another module's load.
 import type { Scope } from '../auth/scopes.js';
-import type { ResourceType } from './changes.js';
+import type { ResourceType } from './resource-type.js';
 
 export interface RegisteredResource {
   /** The Prisma model: `Customer`. */

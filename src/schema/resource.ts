@@ -18,7 +18,7 @@ import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrat
 import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { customerFilter, holdAllReferences, requireReferences, type References } from './references.js';
+import { customerFilter, holdAllReferences, referencesOf, requireReferences, type Reference, type References } from './references.js';
 import { registerExample, registeredResources, registerResource } from './registry.js';
 import { registerCreateMany, registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
@@ -108,30 +108,6 @@ function recordFields(type: ResourceType): void {
     version: t.exposeInt('version', { description: 'Grows by one on every change; the ETag and If-Match value.' }),
     deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When the record was deleted; null while it exists.' }),
   }));
-}
-
-interface Reference {
-  /** The relation (`customer`) and the field holding its id (`customerId`). */
-  name: string;
-  key: string;
-  type: ResourceType;
-  required: boolean;
-}
-
-/**
- * The records a resource refers to: its to-one relations to other resources in the Prisma
- * schema, each by `(organizationId, <key>)` (a reference never leaves the organization).
- */
-function referencesOf(type: ResourceType): Reference[] {
-  const models = getDatamodel().datamodel.models;
-  const fields = models[type]!.fields;
-  return fields
-    .filter((field) => field.kind === 'object' && !field.isList && models[field.type]!.fields.some((other) => other.name === 'deletedAt'))
-    .map((field) => {
-      const [key, ...more] = (field.relationFromFields ?? []).filter((name) => name !== 'organizationId');
-      if (!key || more.length > 0) throw new Error(`${type}.${field.name}: a reference is (organizationId, one id field) (prisma/schema.prisma)`);
-      return { name: field.name, key, type: field.type as ResourceType, required: fields.find((other) => other.name === key)!.isRequired };
-    });
 }
 
 /**

@@ -5,7 +5,7 @@ import { getNamedType, isNonNullType, type GraphQLInputObjectType, type GraphQLI
 import { expect } from 'vitest';
 import { purgeOrder } from '../../src/db/tombstones.js';
 import { snakeCase } from '../../src/rest/names.js';
-import { REFERENCE_FIELDS } from '../../src/schema/references.js';
+import { referencesOf } from '../../src/schema/references.js';
 import { schema } from '../../src/schema/index.js';
 import { registeredResources, type RegisteredResource } from '../../src/schema/registry.js';
 /** What the helpers call: a REST client's `post` (test/helpers/api.ts, or an in-process one). */
@@ -31,12 +31,11 @@ export async function exampleBody(client: Client, resource: RegisteredResource, 
   expect(resource.example, `${resource.type} declares an example with its create`).toBeDefined();
   const input = schema.getType(`Create${resource.type}Input`) as GraphQLInputObjectType;
   const body = restValue(resource.example, input) as Record<string, unknown>;
-  // A reference field names its resource's item: customerId, a customer.
-  for (const field of REFERENCE_FIELDS) {
-    const declared = input.getFields()[field];
-    const referenced = registeredResources().find((r) => `${r.item}Id` === field)!;
-    if (declared && refer[field]) body[snakeCase(field)] = refer[field];
-    else if (declared && isNonNullType(declared.type)) body[snakeCase(field)] = (await createExample(client, referenced)).id;
+  for (const { key, type } of referencesOf(resource.type)) {
+    const declared = input.getFields()[key]!;
+    const referenced = registeredResources().find((r) => r.type === type)!;
+    if (refer[key]) body[snakeCase(key)] = refer[key];
+    else if (isNonNullType(declared.type)) body[snakeCase(key)] = (await createExample(client, referenced)).id;
   }
   return body;
 }
