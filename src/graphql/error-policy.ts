@@ -19,10 +19,11 @@ const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 
 export function isDatabaseUnreachable(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; current && depth < 5; depth++) {
-    const e = current as { message?: unknown; code?: unknown; kind?: unknown; cause?: unknown };
+    const e = current as { message?: unknown; code?: unknown; kind?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
     if (UNREACHABLE_CODES.has(String(e.code))) return true;
     if (UNREACHABLE.test(`${String(e.message ?? '')} ${String(e.code ?? '')} ${String(e.kind ?? '')}`)) return true;
-    current = e.cause;
+    // A raw query's failure (P2010) names the driver's reason (SocketTimeout, ...) in its meta.
+    current = e.cause ?? e.meta?.driverAdapterError;
   }
   return false;
 }

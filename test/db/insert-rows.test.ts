@@ -1,6 +1,6 @@
-// The ids a batch's INSERT gives its rows (db/insert-rows.ts): version 7 UUIDs, as Prisma's
-// `uuid(7)` default makes them, so records sort by creation time whichever path wrote them;
-// and the INSERT itself, on both databases.
+// The ids a plain create's INSERT gives its rows (db/insert-rows.ts): version 7 UUIDs that
+// grow, as Prisma's `uuid(7)` default makes them, so a batch's records, which share their
+// creation time, keep their order in a list; and the INSERT itself, on both databases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { insertRows, uuidV7 } from '../../src/db/insert-rows.js';
@@ -14,11 +14,13 @@ describe('uuidV7', () => {
     expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(at);
   });
 
-  it('differs at the same millisecond, and a later millisecond sorts after', () => {
-    const at = Date.now();
-    const ids = new Set(Array.from({ length: 1000 }, () => uuidV7(at)));
-    expect(ids.size).toBe(1000);
-    expect(uuidV7(at + 1) > [...ids].sort().at(-1)!).toBe(true);
+  it('grows within one millisecond (a batch shares its creation time), and past the 4,096 a millisecond holds', () => {
+    const at = Date.now() + 60_000;
+    const ids = Array.from({ length: 5000 }, () => uuidV7(at));
+    expect(new Set(ids).size).toBe(5000);
+    expect([...ids].sort()).toEqual(ids);
+    // A clock that steps back does not make an id sort before the last one.
+    expect(uuidV7(at - 10_000) > ids.at(-1)!).toBe(true);
   });
 });
 

@@ -93,8 +93,9 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     expect(events.map((e: { seq: number }) => e.seq)).toEqual(names.map((_, i) => before + 1 + i));
     expect(events.map((e: { data: { object: { id: string } } }) => e.data.object.id)).toEqual(results.map((r) => r.record.id));
     expect(new Set(events.map((e: { type: string; request_id: string }) => `${e.type} ${e.request_id}`))).toEqual(new Set([`customer.created ${response.headers.get('x-request-id')}`]));
-    // Each record reads back exactly as the batch answered it.
+    // Each record reads back exactly as the batch answered it; the list, newest first, has the last item first.
     for (const i of [0, 17, 29]) expect((await acme.get(`/customers/${results[i]!.record.id}`)).body).toEqual(results[i]!.record);
+    expect((await acme.get('/customers?limit=30')).body.data.map((c: { name: string }) => c.name)).toEqual([...names].reverse());
   });
 
   it('a batch of creates only with clashing external ids or a deleted reference writes nothing and names each item', async () => {
@@ -130,6 +131,26 @@ describe.each(DB_KINDS)('upserts and batches on %s', (kind) => {
     expect(await count('/jobs')).toBe(jobs);
     const written = await acme.post('/jobs/batch', { items: ['One', 'Two', 'Three'].map((title) => ({ op: 'create', data: { customer_id: kept, title } })) });
     expect(written.body.results.map((r: { record: { title: string; customer_id: string } }) => [r.record.title, r.record.customer_id])).toEqual([['One', kept], ['Two', kept], ['Three', kept]]);
+  });
+
+  it('batches of creates only, of every plain kind, partial with a refused item, and a currency too long for its column', async () => {
+    const customer = (await acme.post('/customers', { name: 'Kinds' })).body.id;
+    const emails = await acme.post('/emails/batch', {
+      items: (['incoming', 'outgoing'] as const).map((type) => ({ op: 'create', data: { customer_id: customer, type, from: 'a@x.example', to: 'b@x.example', subject: type } })),
+    });
+    expect(emails.body.results.map((r: { status: number; record: { type: string } }) => [r.status, r.record.type])).toEqual([[201, 'incoming'], [201, 'outgoing']]);
+    const proposals = await acme.post('/proposals/batch', {
+      mode: 'partial',
+      items: [
+        { op: 'create', data: { customer_id: customer, title: 'Euro', total_amount: 100, currency: 'EUR' } },
+        { op: 'create', data: { customer_id: customer, title: 'Too long', total_amount: 100, currency: 'EURO' } },
+        { op: 'create', data: { customer_id: customer, title: 'Pound', total_amount: 200, currency: 'GBP' } },
+      ],
+    });
+    expect(proposals.status).toBe(200);
+    expect(proposals.body.results.map((r: { status: number; record?: { currency: string } }) => [r.status, r.record?.currency])).toEqual([[201, 'EUR'], [400, undefined], [201, 'GBP']]);
+    expect(proposals.body.results[1].error.errors).toEqual([{ param: 'currency', message: expect.any(String) }]);
+    expect(await count(`/proposals?customer_id=${customer}`)).toBe(2);
   });
 
   it('a single create answers its record whether or not the selection reaches its customer', async () => {
