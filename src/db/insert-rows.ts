@@ -53,22 +53,25 @@ function columnsOf(tx: Pick<Tx, '$queryRawUnsafe'>, model: string, table: string
   return columns;
 }
 
-let last = { ms: 0, sequence: 0 };
-
 /**
- * A time-ordered UUID (RFC 9562 version 7), as Prisma's `uuid(7)` makes them: the time in
+ * Time-ordered UUIDs (RFC 9562 version 7), as Prisma's `uuid(7)` makes them: the time in
  * milliseconds, a 12-bit sequence that grows within a millisecond (so the ids of one batch,
  * which share their creation time, keep their order in a list), and random bits (those of a
- * version 4 UUID: Node draws them from a pool).
+ * version 4 UUID: Node draws them from a pool). Each source keeps its own last id.
  */
-export function uuidV7(now = Date.now()): string {
-  // Never behind the last id: a clock that steps back, or a sequence that runs out, borrows the next millisecond.
-  if (now > last.ms) last = { ms: now, sequence: Math.floor(Math.random() * 0x800) };
-  else if (last.sequence < 0xfff) last = { ms: last.ms, sequence: last.sequence + 1 };
-  else last = { ms: last.ms + 1, sequence: 0 };
-  const time = last.ms.toString(16).padStart(12, '0');
-  return `${time.slice(0, 8)}-${time.slice(8)}-7${last.sequence.toString(16).padStart(3, '0')}-${randomUUID().slice(19)}`;
+export function timeOrderedIds(): (now?: number) => string {
+  let last = { ms: 0, sequence: 0 };
+  return (now = Date.now()) => {
+    // Never behind the last id: a clock that steps back, or a sequence that runs out, borrows the next millisecond.
+    if (now > last.ms) last = { ms: now, sequence: Math.floor(Math.random() * 0x800) };
+    else if (last.sequence < 0xfff) last = { ms: last.ms, sequence: last.sequence + 1 };
+    else last = { ms: last.ms + 1, sequence: 0 };
+    const time = last.ms.toString(16).padStart(12, '0');
+    return `${time.slice(0, 8)}-${time.slice(8)}-7${last.sequence.toString(16).padStart(3, '0')}-${randomUUID().slice(19)}`;
+  };
 }
+
+const uuidV7 = timeOrderedIds();
 
 const parameter = (value: unknown) => (value !== null && typeof value === 'object' && !(value instanceof Date) ? JSON.stringify(value) : value);
 
