@@ -57,7 +57,7 @@ export function referencesOf(type: string): Reference[] {
     });
 }
 
-let fields: Array<{ field: string; table: Prisma.Sql }> | undefined;
+let derived: Array<{ field: string; table: Prisma.Sql }> | undefined;
 
 /**
  * Every reference field of every resource and the table it names, in the order their rows
@@ -65,7 +65,7 @@ let fields: Array<{ field: string; table: Prisma.Sql }> | undefined;
  * Read at the first write (the registry names the tables), then kept.
  */
 function referenceFields(): Array<{ field: string; table: Prisma.Sql }> {
-  if (fields) return fields;
+  if (derived) return derived;
   const target = new Map<string, ResourceType>();
   for (const model of Object.keys(getDatamodel().datamodel.models).filter(isResource)) {
     for (const reference of referencesOf(model)) {
@@ -75,10 +75,10 @@ function referenceFields(): Array<{ field: string; table: Prisma.Sql }> {
   }
   const parentsFirst = purgeOrder().reverse();
   const rank = (type: ResourceType) => parentsFirst.indexOf(`${type.charAt(0).toLowerCase()}${type.slice(1)}`);
-  fields = [...target]
+  derived = [...target]
     .sort(([, a], [, b]) => rank(a) - rank(b))
     .map(([field, type]) => ({ field, table: Prisma.raw(`"${registeredResources().find((resource) => resource.type === type)!.path}"`) }));
-  return fields;
+  return derived;
 }
 
 /** The reference fields, parents first. */
