@@ -79,8 +79,8 @@ const parameter = (value: unknown) => (value !== null && typeof value === 'objec
 export async function insertRows(tx: Pick<Tx, '$queryRawUnsafe'>, model: string, table: string, rows: Array<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
   const columns = await columnsOf(tx, model, table);
   const now = new Date();
-  const stamped = columns.filter((c) => c.now);
-  const filled = rows.map((row): Record<string, unknown> => ({ ...Object.fromEntries(stamped.map((c) => [c.field, now])), ...row, id: row.id ?? uuidV7(now.getTime()) }));
+  const stamps = Object.fromEntries(columns.filter((c) => c.now).map((c) => [c.field, now]));
+  const filled = rows.map((row): Record<string, unknown> => ({ ...stamps, ...row, id: row.id ?? uuidV7(now.getTime()) }));
   const written = columns.filter((c) => filled.some((row) => row[c.field] !== undefined));
   const params: unknown[] = [];
   const values = filled.map((row) => {

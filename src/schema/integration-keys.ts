@@ -11,7 +11,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { builder, type Types } from './builder.js';
 import { ruled, rules } from './field-rules.js';
 import { delegateName, model, type ResourceType } from './changes.js';
-import { registeredResources } from './registry.js';
+import { tableOf } from './registry.js';
 import type { InputCheck } from './validation.js';
 
 type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
@@ -97,8 +97,6 @@ export function createKeys(check: InputCheck, input: { externalId?: string | nul
   return { ...(externalId ? { externalId } : {}), ...(metadata ? { metadata: metadata as Metadata } : {}) };
 }
 
-/** A resource's table: named as its REST path (each model maps so; test/structure/registry.test.ts checks it). */
-const tableOf = (type: ResourceType) => Prisma.raw(`"${registeredResources().find((resource) => resource.type === type)!.path}"`);
 
 /**
  * An update's metadata patch, merged key by key into the record's metadata inside the

@@ -9,7 +9,7 @@ import type { Context } from '../context.js';
 import { apiError, invalidInput } from '../errors.js';
 import { builder, type Types } from './builder.js';
 import type { ResourceType } from './changes.js';
-import { registeredResources } from './registry.js';
+import { resourceOf } from './registry.js';
 import { isUuid } from './validation.js';
 
 type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<Types>;
@@ -190,7 +190,7 @@ function lacking(scope: Scope, what: string) {
 }
 
 export function readScopeOf(type: ResourceType): Scope {
-  return registeredResources().find((r) => r.type === type)!.read;
+  return resourceOf(type).read;
 }
 
 /** Where a range's bound is a date: GraphQL coerced it; a cursor's copy carries it as text. */

@@ -9,13 +9,13 @@
 // waits for the delete (and then finds the row deleted, 400). Exactly one of them wins.
 // Every write takes these locks before its first change, so none waits for a row while
 // holding the organization's change-sequence lock (which would deadlock with a delete).
-import type { Tx } from '../db/tenant.js';
+import { SOFT_DELETED_MODELS, type Tx } from '../db/tenant.js';
 import { invalidInput } from '../errors.js';
 import { purgeOrder } from '../db/tombstones.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { ResourceType } from './resource-type.js';
-import { registeredResources } from './registry.js';
+import { resourceOf, tableOf } from './registry.js';
 import { isUuid, type InputCheck } from './validation.js';
 
 const NOT_FOUND = 'does not name a record of this organization';
@@ -40,8 +40,6 @@ export interface Reference {
   required: boolean;
 }
 
-const isResource = (model: string) => getDatamodel().datamodel.models[model]!.fields.some((field) => field.name === 'deletedAt');
-
 /**
  * The records a resource refers to: its to-one relations to other resources in the Prisma
  * schema, each by `(organizationId, <key>)` (a reference never leaves the organization).
@@ -49,7 +47,7 @@ const isResource = (model: string) => getDatamodel().datamodel.models[model]!.fi
 export function referencesOf(type: string): Reference[] {
   const fields = getDatamodel().datamodel.models[type]!.fields;
   return fields
-    .filter((field) => field.kind === 'object' && !field.isList && isResource(field.type))
+    .filter((field) => field.kind === 'object' && !field.isList && SOFT_DELETED_MODELS.has(field.type))
     .map((field) => {
       const [key, ...more] = (field.relationFromFields ?? []).filter((name) => name !== 'organizationId');
       if (!key || more.length > 0) throw new Error(`${type}.${field.name}: a reference is (organizationId, one id field) (prisma/schema.prisma)`);
@@ -67,17 +65,15 @@ let derived: Array<{ field: string; table: Prisma.Sql }> | undefined;
 function referenceFields(): Array<{ field: string; table: Prisma.Sql }> {
   if (derived) return derived;
   const target = new Map<string, ResourceType>();
-  for (const model of Object.keys(getDatamodel().datamodel.models).filter(isResource)) {
+  for (const model of SOFT_DELETED_MODELS) {
     for (const reference of referencesOf(model)) {
       if ((target.get(reference.key) ?? reference.type) !== reference.type) throw new Error(`${reference.key} names ${target.get(reference.key)} in one model and ${reference.type} in ${model}`);
       target.set(reference.key, reference.type);
     }
   }
   const parentsFirst = purgeOrder().reverse();
-  const rank = (type: ResourceType) => parentsFirst.indexOf(`${type.charAt(0).toLowerCase()}${type.slice(1)}`);
-  derived = [...target]
-    .sort(([, a], [, b]) => rank(a) - rank(b))
-    .map(([field, type]) => ({ field, table: Prisma.raw(`"${registeredResources().find((resource) => resource.type === type)!.path}"`) }));
+  const rank = (type: ResourceType) => parentsFirst.indexOf(resourceOf(type).item);
+  derived = [...target].sort(([, a], [, b]) => rank(a) - rank(b)).map(([field, type]) => ({ field, table: tableOf(type) }));
   return derived;
 }
 

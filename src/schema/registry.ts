@@ -4,6 +4,7 @@
 // Filled while the schema modules load (schema/index.ts imports them all), so it is read
 // at call time, never at another module's load.
 import type { Scope } from '../auth/scopes.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { ResourceType } from './resource-type.js';
 
 export interface RegisteredResource {
@@ -40,6 +41,16 @@ export function registerExample(type: ResourceType, example: Record<string, unkn
   if (!resource) throw new Error(`${type}'s create is declared before its resource (defineResource first)`);
   registered.set(type, Object.freeze({ ...resource, example: Object.freeze({ ...example }) }));
 }
+
+/** The declared resource of a type (its path, scopes, item name). */
+export function resourceOf(type: ResourceType): RegisteredResource {
+  const resource = registered.get(type);
+  if (!resource) throw new Error(`${type} is not a registered resource (defineResource)`);
+  return resource;
+}
+
+/** A resource's table, for raw SQL: named as its REST path (test/structure/registry.test.ts checks it). */
+export const tableOf = (type: ResourceType) => Prisma.raw(`"${resourceOf(type).path}"`);
 
 /** Every declared resource, in declaration order. Throws if none is: the schema was not loaded. */
 export function registeredResources(): readonly RegisteredResource[] {

@@ -15,11 +15,11 @@ import { ruled, rules } from './field-rules.js';
 import { changeRecord, delegateName, model, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
 import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, integrationInputs, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
-import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, sortKeys, type ListSpec, type Where } from './list-query.js';
+import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, readScopeOf, sortKeys, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { customerFilter, holdAllReferences, referencesOf, requireReferences, type Reference, type References } from './references.js';
-import { registerExample, registeredResources, registerResource } from './registry.js';
+import { registerExample, registerResource, resourceOf } from './registry.js';
 import { registerCreateMany, registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
@@ -143,10 +143,6 @@ function referenceInputs(t: InputFields, references: Reference[]) {
   );
 }
 
-const registered = (type: ResourceType) => registeredResources().find((resource) => resource.type === type)!;
-const readScopeOf = (type: ResourceType) => registered(type).read;
-/** The resource's REST path, which is also its table's name. */
-const pathOf = (type: ResourceType) => registered(type).path;
 
 /**
  * Lists a resource on the records it belongs to, from the other side of its to-one
@@ -367,7 +363,7 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
   // A plain create is the batch's INSERT of one row; where the selection reaches past the
   // record (GraphQL asking for its customer), Prisma writes it, with what the selection needs.
   const plain = async (tx: Tx, data: object, query: object) =>
-    Object.keys(query).length > 0 ? model(tx, type).create({ ...query, data }) : (await insertRows(tx, type, pathOf(type), [data as Record<string, unknown>]))[0];
+    Object.keys(query).length > 0 ? model(tx, type).create({ ...query, data }) : (await insertRows(tx, type, resourceOf(type).path, [data as Record<string, unknown>]))[0];
   const create = spec.create ?? plain;
   const run = async (ctx: Context, input: Input, query: object) => {
     const data = await checked(ctx, input);
@@ -378,10 +374,9 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
     registerCreateMany(type, async (ctx, inputs) => {
       const rows: object[] = [];
       for (const input of inputs) rows.push(await checked(ctx, input as Input));
-      // PostgreSQL answers an INSERT's RETURNING rows in the order of its VALUES.
       return writing(ctx, async (tx) => {
         await holdAllReferences(tx, ctx.auth.organizationId, rows as References[]);
-        return insertRows(tx, type, pathOf(type), rows as Array<Record<string, unknown>>);
+        return insertRows(tx, type, resourceOf(type).path, rows as Array<Record<string, unknown>>);
       });
     });
   }

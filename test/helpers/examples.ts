@@ -7,7 +7,7 @@ import { purgeOrder } from '../../src/db/tombstones.js';
 import { snakeCase } from '../../src/rest/names.js';
 import { referencesOf } from '../../src/schema/references.js';
 import { schema } from '../../src/schema/index.js';
-import { registeredResources, type RegisteredResource } from '../../src/schema/registry.js';
+import { registeredResources, resourceOf, type RegisteredResource } from '../../src/schema/registry.js';
 /** What the helpers call: a REST client's `post` (test/helpers/api.ts, or an in-process one). */
 type Client = { post(path: string, body?: unknown): Promise<{ status: number; body: any }> };
 
@@ -33,9 +33,8 @@ export async function exampleBody(client: Client, resource: RegisteredResource, 
   const body = restValue(resource.example, input) as Record<string, unknown>;
   for (const { key, type } of referencesOf(resource.type)) {
     const declared = input.getFields()[key]!;
-    const referenced = registeredResources().find((r) => r.type === type)!;
     if (refer[key]) body[snakeCase(key)] = refer[key];
-    else if (isNonNullType(declared.type)) body[snakeCase(key)] = (await createExample(client, referenced)).id;
+    else if (isNonNullType(declared.type)) body[snakeCase(key)] = (await createExample(client, resourceOf(type))).id;
   }
   return body;
 }
