@@ -20,7 +20,8 @@ if [ "$command" = stop ]; then
   exit 0
 fi
 
-base=${3:-$((30000 + RANDOM % 20000))}
+# Below Linux's ephemeral range (32768 and up), where a test's own client sockets may hold a port.
+base=${3:-$((20000 + RANDOM % 12000))}
 mkdir -p "$dir"
 chown postgres "$dir" 2>/dev/null || true
 for i in 0 1 2; do
@@ -38,7 +39,7 @@ max_connections = 300
 fsync = off
 synchronous_commit = off
 CONF
-  as_postgres "$bin/pg_ctl" -D "$node" -l "$node/log" -w start >/dev/null
+  as_postgres "$bin/pg_ctl" -D "$node" -l "$node/log" -w start >/dev/null || { echo "citus-cluster: node $i (port $port) did not start:" >&2; cat "$node/log" >&2; exit 1; }
   psql -qX -h 127.0.0.1 -p "$port" -U postgres -c 'CREATE DATABASE crm' >/dev/null
   psql -qX -h 127.0.0.1 -p "$port" -U postgres -d crm -c 'CREATE EXTENSION citus' >/dev/null
 done

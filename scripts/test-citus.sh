@@ -18,4 +18,7 @@ if ! ls /usr/lib/postgresql/*/lib/citus.so >/dev/null 2>&1; then
 fi
 cluster=$(mktemp -d)
 trap 'scripts/citus-cluster.sh stop "$cluster"' EXIT
-run "$(scripts/citus-cluster.sh start "$cluster")"
+# On a line of its own: a cluster that fails to start stops the script here (set -e), rather
+# than running the suites with no Citus URL.
+url=$(scripts/citus-cluster.sh start "$cluster")
+run "$url"
