@@ -1,11 +1,10 @@
 // What invoices and estimates (the billing records) share: line items (input, checks,
 // totals) and the create, which checks the input and numbers the record in one transaction.
-import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { nextNumber, type NumberedRecord } from '../domain/numbering.js';
 import { builder } from './builder.js';
 import { ruled, rules } from './field-rules.js';
-import type { ListSpec } from './list-query.js';
+import type { ListDeclaration } from './list-query.js';
 import { defineCreate, type InputFields } from './resource.js';
 import { InputCheck, MAX_AMOUNT, patchData } from './validation.js';
 
@@ -100,26 +99,18 @@ export function billingFields<Type extends 'Invoice' | 'Estimate'>(type: Type, p
   }));
 }
 
-/** The list of invoices or estimates: their shared filters and sorts, with `own` (status, dates). */
-export function billingList(own: ListSpec['fields']): ListSpec {
+/** The list of invoices or estimates: their shared sorts, their own `date` (a day) and `own` ones. */
+export function billingList(date: BillingDate, own: string[]): ListDeclaration {
   return {
-    fields: {
-      number: { kind: 'text', sort: true },
-      totalAmount: { kind: 'int', sort: true },
-      issuedAt: { kind: 'datetime', nullable: true, sort: true },
-      ...own,
-    },
+    sort: ['number', 'totalAmount', 'issuedAt', date, ...own],
     search: { columns: ['number'], description: 'Case-insensitive substring of the number.' },
   };
 }
 
 interface BillingCreate {
   type: 'Invoice' | 'Estimate';
-  scope: Scope;
   /** The record's own date: an invoice's `dueDate`, an estimate's `validUntil`. */
   date: 'dueDate' | 'validUntil';
-  /** REST path of `POST /v1/{path}`, where REST offers the create. */
-  rest?: string;
 }
 
 type BillingDate = 'dueDate' | 'validUntil';
@@ -153,12 +144,10 @@ export function billingUpdate(date: BillingDate) {
 }
 
 /** `create<Type>(input)`: a draft with the organization's next number. */
-export function defineBillingCreate({ type, scope, date, rest }: BillingCreate): void {
+export function defineBillingCreate({ type, date }: BillingCreate): void {
   const kind = type.toLowerCase() as NumberedRecord;
   defineCreate(type, {
     description: `Creates a draft ${kind} with the next number of the organization.`,
-    scope,
-    rest,
     fields: (t) => ({
       currency: t.string({ required: true, ...ruled(BILLING.currency) }),
       lineItems: t.field({ type: [LineItemInput], required: true, ...ruled(BILLING.lineItems) }),

@@ -7,8 +7,11 @@ import type { EnumRef, InputObjectRef } from '@pothos/core';
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { apiError, invalidInput } from '../errors.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder, type Types } from './builder.js';
 import type { ResourceType } from './changes.js';
+import { enumOf } from './enums.js';
+import { dayFields } from './record-object.js';
 import { resourceOf } from './registry.js';
 import { isUuid } from './validation.js';
 
@@ -38,12 +41,44 @@ export interface ListSpec {
   relations?: Record<string, { type: ResourceType; many: boolean }>;
 }
 
-export const MAX_SEARCH = 200;
-
-/** An enumerated field: filtered by sets, sorted in its declared order. */
-export function enumField(ref: EnumRef<SchemaTypes, string, string>, name: string, values: Record<string, string>, sort = true): ListField {
-  return { kind: 'enum', sort, enum: { ref, name, values: Object.values(values) } };
+/**
+ * A list as a resource declares it: its fields by name, in the order given. Each field's kind
+ * and nullability are its Prisma model field's (an enum field's values, in their sort order,
+ * its Prisma enum's; a day's, its object's: record-object.ts), so a declaration says only
+ * what the list does with them.
+ */
+export interface ListDeclaration {
+  /** Fields it sorts by; each also filters (ranges for numbers and times, sets for enums). */
+  sort?: string[];
+  /** Fields it filters by without sorting. */
+  filter?: string[];
+  /** Text fields filtered by their exact value. */
+  exact?: string[];
+  search: ListSpec['search'];
 }
+
+const KINDS: Record<string, FieldKind> = { String: 'text', Int: 'int', DateTime: 'datetime', Boolean: 'boolean' };
+
+/** A declaration's fields, read from the resource's Prisma model. */
+export function listOf(type: ResourceType, declared: ListDeclaration): ListSpec {
+  const model = getDatamodel().datamodel.models[type]!;
+  const fields: Record<string, ListField> = {};
+  for (const role of Object.keys(declared)) {
+    if (role !== 'sort' && role !== 'filter' && role !== 'exact') continue;
+    for (const name of declared[role]!) {
+      const field = model.fields.find((f) => f.name === name);
+      if (!field || field.kind === 'object') throw new Error(`${type}.${name}: the list names a field its Prisma model does not hold`);
+      const kind = field.kind === 'enum' ? 'enum' : dayFields(type).has(name) ? 'date' : KINDS[field.type];
+      if (!kind) throw new Error(`${type}.${name}: a ${field.type} field cannot be listed`);
+      fields[name] ??= { kind, ...(field.isRequired ? {} : { nullable: true }), ...(kind === 'enum' ? { enum: { ...enumOf(field.type), name: field.type } } : {}) };
+      if (role === 'sort') fields[name].sort = true;
+      if (role === 'exact') fields[name].exact = true;
+    }
+  }
+  return { fields, search: declared.search };
+}
+
+export const MAX_SEARCH = 200;
 
 const COMMON: Record<string, ListField> = {
   createdAt: { kind: 'datetime', sort: true },

@@ -15,7 +15,7 @@ import { ruled, rules } from './field-rules.js';
 import { changeRecord, delegateName, model, refuseIfParentDeleted, refuseIfReferenced, writing, type ResourceType, type Tx } from './changes.js';
 import type { Filters } from './cursor.js';
 import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrationFields, integrationInputs, mergeMetadata, refuseIfExternalIdHeld } from './integration-keys.js';
-import { addChildRelation, canonical, declareList, isEmptyWhere, prismaWhere, readScopeOf, sortKeys, type ListSpec, type Where } from './list-query.js';
+import { addChildRelation, canonical, declareList, isEmptyWhere, listOf, prismaWhere, readScopeOf, sortKeys, type ListDeclaration, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
 import { customerFilter, holdAllReferences, referencesOf, requireReferences, type Reference, type References } from './references.js';
@@ -67,27 +67,57 @@ interface UpdateSpec<Status extends string> {
   editable?: readonly Status[];
 }
 
-interface ResourceSpec<Status extends string> {
-  type: ResourceType;
+interface ResourceDeclaration<Status extends string> {
   /** REST path and the name its totals are counted under (record_counts.resource). */
   path: string;
-  read: Scope;
-  /** The scope of its changes: update, delete, restore and transitions. */
-  write: Scope;
-  /** Description of the list field. */
-  description: string;
-  /** An enumerated filter that also splits the maintained counts (`status`, or `type`). */
-  split?: { arg: 'status' | 'type'; enum: EnumRef<SchemaTypes, Status, Status> };
-  /** Whether the list filters by `customerId`. */
-  byCustomer?: boolean;
+  /** `<path>:read` unless given. */
+  read?: Scope;
+  /** The scope of its changes (update, delete, restore and transitions): `<path>:write` unless given. */
+  write?: Scope;
+  /** Description of the list field: "<Path>, newest first." unless given. */
+  description?: string;
   /** What the list sorts and filters by (its `where` and `orderBy`; `search` too). */
-  list: ListSpec;
+  list: ListDeclaration;
   embedded?: string[];
   /** Transitions: mutation name -> move. */
   moves?: Record<string, Move<Status>>;
   update?: UpdateSpec<Status>;
   /** Statuses in which the record may be deleted (any when absent). */
   deletable?: readonly Status[];
+}
+
+/** A declaration with what it leaves out read from the schema. */
+interface ResourceSpec<Status extends string> extends Omit<ResourceDeclaration<Status>, 'list'> {
+  /** Its prismaObject's name, which is its Prisma model's. */
+  type: ResourceType;
+  read: Scope;
+  write: Scope;
+  description: string;
+  list: ListSpec;
+  /**
+   * The list's enumerated field (`status`, or an e-mail's `type`): also a list argument of
+   * its own, and what the maintained counts are split by (the count trigger's argument).
+   */
+  split?: { arg: string; enum: EnumRef<SchemaTypes, Status, Status> };
+  /** Whether the list filters by `customerId`: a resource that refers to a customer. */
+  byCustomer: boolean;
+}
+
+function resolve<Status extends string>(type: ResourceType, declared: ResourceDeclaration<Status>): ResourceSpec<Status> {
+  const list = listOf(type, declared.list);
+  const enums = Object.entries(list.fields).filter(([, field]) => field.kind === 'enum');
+  if (enums.length > 1) throw new Error(`${type}: a list splits its counts by one enumerated field, not ${enums.map(([name]) => name).join(' and ')}`);
+  const split = enums.map(([arg, field]) => ({ arg, enum: field.enum!.ref as EnumRef<SchemaTypes, Status, Status> }))[0];
+  return {
+    ...declared,
+    type,
+    read: declared.read ?? (`${declared.path}:read` as Scope),
+    write: declared.write ?? (`${declared.path}:write` as Scope),
+    description: declared.description ?? `${declared.path.charAt(0).toUpperCase()}${declared.path.slice(1)}, newest first.`,
+    list,
+    split,
+    byCustomer: referencesOf(type).some((reference) => reference.type === 'Customer'),
+  };
 }
 
 interface Listable {
@@ -167,7 +197,8 @@ function listOnParents<Status extends string>(spec: ResourceSpec<Status>, list: 
  * Declares a resource's list, item, changes, transitions and REST rows; `record` is its
  * prismaObject, holding `id` and its own fields (the common ones are added here).
  */
-export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, spec: ResourceSpec<Status>): void {
+export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, declared: ResourceDeclaration<Status>): void {
+  const spec = resolve(record.name as ResourceType, declared);
   const item = delegateName(spec.type);
   registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
   declareScopes(spec.read, spec.write);
@@ -201,7 +232,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
         const filters = named({
           search: given.search?.trim(),
           customerId: given.customerId === null || given.customerId === undefined ? undefined : String(given.customerId).toLowerCase(),
-          ...(spec.split ? { [spec.split.arg]: given[spec.split.arg] } : {}),
+          ...(spec.split ? { [spec.split.arg]: (given as Record<string, unknown>)[spec.split.arg] } : {}),
           where: isEmptyWhere(given.where) ? undefined : JSON.stringify(canonical(given.where)),
           orderBy: given.orderBy?.length ? given.orderBy.join(',') : undefined,
         });
@@ -321,11 +352,9 @@ function maintainedTotal<Status extends string>(ctx: Context, spec: ResourceSpec
 /** The REST row of a create mutation: `POST /v1/{path}`. */
 export const restCreate = (path: string) => restExtension({ path, kind: 'create' });
 
+/** A create of a declared resource: needing its write scope, and `POST /v1/{path}` on REST. */
 interface CreateSpec<Fields extends InputFieldMap, Data extends object, Input = InputShapeFromFields<Fields>> {
   description?: string;
-  scope: Scope;
-  /** REST path of `POST /v1/{path}`, where REST offers the create. */
-  rest?: string;
   /** The fields of `Create<Type>Input`; the integration keys are added to them, as to every resource's. */
   fields: (t: InputFields) => Fields;
   /** A valid input, its references (customerId, jobId) left out (see RegisteredResource). */
@@ -381,13 +410,14 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
     });
   }
   registerExample(type, spec.example as Record<string, unknown>);
+  const { write, path } = resourceOf(type);
   builder.mutationField(`create${type}`, (t) =>
     t.prismaField({
       type,
       description: spec.description,
-      authScopes: { scope: spec.scope },
+      authScopes: { scope: write },
       nullable: true,
-      extensions: spec.rest ? restCreate(spec.rest) : undefined,
+      extensions: restCreate(path),
       args: { input: t.arg({ type: input, required: true }) },
       resolve: (query, _root, args, ctx) => run(ctx, (args as unknown as { input: Input }).input, query) as never,
     }),

@@ -11,6 +11,7 @@ import { getDatamodel } from '../../src/generated/pothos-prisma-types.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { eventReadScopes, readableResources } from '../../src/schema/event.js';
 import '../../src/schema/index.js';
+import { listSpecOf } from '../../src/schema/list-query.js';
 import { registeredResources } from '../../src/schema/registry.js';
 import { API_DOCS, generatedApiDocs, listTable, scopeTable } from '../../scripts/docs.js';
 import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -84,12 +85,16 @@ describe('the migrations give every resource its triggers', () => {
       SELECT c.relname AS table, p.proname AS fn, encode(t.tgargs, 'escape') AS args
       FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
       WHERE NOT t.tgisinternal`;
-    for (const { path, item } of resources()) {
+    for (const { type, path, item } of resources()) {
       const on = triggers.filter((trigger) => trigger.table === path);
       expect(on.map((trigger) => trigger.fn).sort(), `triggers on ${path}`).toEqual(expect.arrayContaining(['count_records', 'record_event', 'stamp_change']));
       // tgargs: each argument followed by a NUL byte (escaped as \000).
       const event = on.find((trigger) => trigger.fn === 'record_event')!;
       expect(event.args.split('\\000')[0], `record_event's resource on ${path}`).toBe(item);
+      // The list's totals by status are the trigger's: it splits its counts by the list's enum field.
+      const count = on.find((trigger) => trigger.fn === 'count_records')!;
+      const split = Object.entries(listSpecOf(type).fields).find(([, field]) => field.kind === 'enum')?.[0] ?? '';
+      expect(count.args.split('\\000')[0], `count_records' split column on ${path}`).toBe(split.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
     }
     // And no event trigger names a resource the registry does not know.
     const named = triggers.filter((trigger) => trigger.fn === 'record_event').map((trigger) => trigger.args.split('\\000')[0]);

@@ -1,34 +1,20 @@
-import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
 import { defineCreate, defineResource } from '../resource.js';
+import { recordObject } from '../record-object.js';
 import { patchData } from '../validation.js';
 
 declare module '../../auth/scopes.js' { interface ScopeNames { 'customers:read': true; 'customers:write': true } }
 
-export const Customer = builder.prismaObject('Customer', {
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    name: t.exposeString('name'),
-    email: t.exposeString('email', { nullable: true }),
-    phone: t.exposeString('phone', { nullable: true, description: 'E.164, such as +14155550123.' }),
-  }),
-});
+export const Customer = recordObject('Customer', ['name', 'email', 'phone'], { phone: { description: 'E.164, such as +14155550123.' } });
 
 /** The rules of a customer's fields: its inputs' descriptions, checks and OpenAPI keywords. */
 const FIELDS = { name: rules.text(200, true), email: rules.email(), phone: rules.phone() };
 
 defineResource(Customer, {
-  type: 'Customer',
   path: 'customers',
-  read: 'customers:read',
-  write: 'customers:write',
-  description: 'Customers, newest first.',
   list: {
-    fields: {
-      name: { kind: 'text', sort: true },
-      email: { kind: 'text', nullable: true, sort: true, exact: true },
-      phone: { kind: 'text', nullable: true, exact: true },
-    },
+    sort: ['name', 'email'],
+    exact: ['email', 'phone'],
     search: { columns: ['name', 'email'], description: 'Case-insensitive substring of the name or e-mail.' },
     // Its children's lists and filters come from their declarations (jobs, invoices, ...).
   },
@@ -49,8 +35,6 @@ defineResource(Customer, {
 
 
 defineCreate('Customer', {
-  scope: 'customers:write',
-  rest: 'customers',
   fields: (t) => ({
     name: t.string({ required: true, ...ruled(FIELDS.name) }),
     email: t.string(ruled(FIELDS.email)),

@@ -1,39 +1,25 @@
-import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
-import { EmailType } from '../../generated/prisma/enums.js';
-import { enumField } from '../list-query.js';
 import { EmailTypeEnum } from '../enums.js';
 import { defineCreate, defineResource } from '../resource.js';
+import { recordObject } from '../record-object.js';
 
 declare module '../../auth/scopes.js' { interface ScopeNames { 'emails:read': true } }
 
-export const Email = builder.prismaObject('Email', {
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    type: t.expose('type', { type: EmailTypeEnum }),
-    from: t.exposeString('fromAddress'),
-    to: t.exposeString('toAddress'),
-    subject: t.exposeString('subject'),
-    // Up to 100,000 characters: the query bounds count it as 100 records (see graphql/query-bounds.ts).
-    body: t.exposeString('body', { extensions: { cost: 100 } }),
-    sentAt: t.expose('sentAt', { type: 'DateTime' }),
-  }),
+export const Email = recordObject('Email', ['type', 'from', 'to', 'subject', 'body', 'sentAt'], {
+  from: { column: 'fromAddress' },
+  to: { column: 'toAddress' },
+  // Up to 100,000 characters: the query bounds count it as 100 records (see graphql/query-bounds.ts).
+  body: { extensions: { cost: 100 } },
 });
 
 defineResource(Email, {
-  type: 'Email',
   path: 'emails',
-  read: 'emails:read',
   // The contract has no emails:write scope; recording e-mail is customer-record work.
   write: 'customers:write',
   description: 'Incoming and outgoing e-mails, newest first.',
-  split: { arg: 'type', enum: EmailTypeEnum },
-  byCustomer: true,
   list: {
-    fields: {
-      type: enumField(EmailTypeEnum, 'EmailType', EmailType, false),
-      sentAt: { kind: 'datetime', sort: true },
-    },
+    filter: ['type'],
+    sort: ['sentAt'],
     search: { columns: ['subject', 'fromAddress', 'toAddress'], description: 'Case-insensitive substring of the subject, sender or recipient.' },
   },
 });
@@ -44,9 +30,6 @@ const FIELDS = { from: rules.email(true), to: rules.email(true), subject: rules.
 
 defineCreate('Email', {
   description: 'Records an incoming or outgoing e-mail. An e-mail is a record of a message: it cannot be edited, only deleted.',
-  // The contract has no emails:write scope; recording e-mail is customer-record work.
-  scope: 'customers:write',
-  rest: 'emails',
   fields: (t) => ({
     type: t.field({ type: EmailTypeEnum, required: true }),
     from: t.string({ required: true, ...ruled(FIELDS.from) }),

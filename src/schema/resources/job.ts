@@ -1,43 +1,21 @@
 import { JobStatus } from '../../generated/prisma/enums.js';
-import { enumField } from '../list-query.js';
-import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
-import { JobStatusEnum } from '../enums.js';
 import { defineCreate, defineResource } from '../resource.js';
+import { recordObject } from '../record-object.js';
 import type { Move } from '../transitions.js';
 import { patchData } from '../validation.js';
 
 declare module '../../auth/scopes.js' { interface ScopeNames { 'jobs:read': true; 'jobs:write': true } }
 
-export const Job = builder.prismaObject('Job', {
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    title: t.exposeString('title'),
-    description: t.exposeString('description', { nullable: true, extensions: { cost: 5 } }),
-    status: t.expose('status', { type: JobStatusEnum }),
-    scheduledAt: t.expose('scheduledAt', { type: 'DateTime', nullable: true }),
-    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
-  }),
-});
+export const Job = recordObject('Job', ['title', 'description', 'status', 'scheduledAt', 'completedAt'], { description: { extensions: { cost: 5 } } });
 
 /** The rules of a job's fields: its inputs' descriptions, checks and OpenAPI keywords. */
 const FIELDS = { customerId: rules.id(), title: rules.text(200, true), description: rules.text(5000) };
 
 defineResource(Job, {
-  type: 'Job',
   path: 'jobs',
-  read: 'jobs:read',
-  write: 'jobs:write',
-  description: 'Jobs, newest first.',
-  split: { arg: 'status', enum: JobStatusEnum },
-  byCustomer: true,
   list: {
-    fields: {
-      title: { kind: 'text', sort: true },
-      status: enumField(JobStatusEnum, 'JobStatus', JobStatus),
-      scheduledAt: { kind: 'datetime', nullable: true, sort: true },
-      completedAt: { kind: 'datetime', nullable: true, sort: true },
-    },
+    sort: ['title', 'status', 'scheduledAt', 'completedAt'],
     search: { columns: ['title', 'description'], description: 'Case-insensitive substring of the title or description.' },
   },
   moves: {
@@ -67,8 +45,6 @@ defineResource(Job, {
 
 defineCreate('Job', {
   description: 'Creates a job in status scheduled.',
-  scope: 'jobs:write',
-  rest: 'jobs',
   fields: (t) => ({
     title: t.string({ required: true, ...ruled(FIELDS.title) }),
     description: t.string(ruled(FIELDS.description)),

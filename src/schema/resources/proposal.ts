@@ -1,41 +1,23 @@
-import { builder } from '../builder.js';
 import { ruled, rules } from '../field-rules.js';
-import { QuoteStatus } from '../../generated/prisma/enums.js';
-import { enumField } from '../list-query.js';
-import { QuoteStatusEnum } from '../enums.js';
 import { defineCreate, defineResource } from '../resource.js';
+import { recordObject } from '../record-object.js';
 import { quoteMoves } from '../transitions.js';
 import { patchData } from '../validation.js';
 
 declare module '../../auth/scopes.js' { interface ScopeNames { 'proposals:read': true; 'proposals:write': true } }
 
-export const Proposal = builder.prismaObject('Proposal', {
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    title: t.exposeString('title'),
-    status: t.expose('status', { type: QuoteStatusEnum }),
-    totalAmount: t.exposeInt('totalAmount', { description: 'Minor units of the currency (12550 is 125.50).' }),
-    currency: t.exposeString('currency', { description: 'ISO 4217.' }),
-  }),
+export const Proposal = recordObject('Proposal', ['title', 'status', 'totalAmount', 'currency'], {
+  totalAmount: { description: 'Minor units of the currency (12550 is 125.50).' },
+  currency: { description: 'ISO 4217.' },
 });
 
 /** The rules of a proposal's fields: its inputs' descriptions, checks and OpenAPI keywords. */
 const FIELDS = { title: rules.text(200, true), totalAmount: rules.amount(), currency: rules.currency() };
 
 defineResource(Proposal, {
-  type: 'Proposal',
   path: 'proposals',
-  read: 'proposals:read',
-  write: 'proposals:write',
-  description: 'Proposals, newest first.',
-  split: { arg: 'status', enum: QuoteStatusEnum },
-  byCustomer: true,
   list: {
-    fields: {
-      title: { kind: 'text', sort: true },
-      status: enumField(QuoteStatusEnum, 'QuoteStatus', QuoteStatus),
-      totalAmount: { kind: 'int', sort: true },
-    },
+    sort: ['title', 'status', 'totalAmount'],
     search: { columns: ['title'], description: 'Case-insensitive substring of the title.' },
   },
   moves: quoteMoves('Proposal'),
@@ -59,8 +41,6 @@ defineResource(Proposal, {
 
 defineCreate('Proposal', {
   description: 'Creates a draft proposal.',
-  scope: 'proposals:write',
-  rest: 'proposals',
   fields: (t) => ({
     title: t.string({ required: true, ...ruled(FIELDS.title) }),
     totalAmount: t.int({ required: true, ...ruled(FIELDS.totalAmount) }),
