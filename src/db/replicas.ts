@@ -11,7 +11,9 @@
 // until it answers again, and the read runs again on the primary: a replica that is behind
 // or gone costs latency, never a stale answer to its own writer or an error.
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+// Types only: loading graphql-yoga takes half a second, which the CLI (connection.ts imports
+// this) does not need.
+import type { Plugin } from 'graphql-yoga';
 import { isErrorCode } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { errorFields, type Logger } from '../logger.js';
@@ -336,7 +338,7 @@ export function useReplicaReads(replicas: ReadReplicas): Plugin<RoutedContext> {
           let failure: unknown;
           try {
             const result = await executeFn({ ...execution, contextValue: { ...ctx, prisma: read.prisma } });
-            const error = isAsyncIterable(result) ? undefined : (result as ExecutionResult).errors?.find(mayBeReplicaFault);
+            const error = Symbol.asyncIterator in Object(result) ? undefined : (result as ExecutionResult).errors?.find(mayBeReplicaFault);
             if (!error) return result;
             failure = error.originalError ?? error;
           } catch (error) {
