@@ -2,7 +2,7 @@
 // it, into a service's database: the same checks and counts as POST /v1/imports, the import
 // printed as JSON, exit code 1 when a row was refused and 2 for a usage error. The first run is
 // a process, as an operator's; the others run the same command in this process.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,10 @@ describe.each(DB_KINDS)('cli imports run on %s', (kind) => {
     db = await migratedDatabase(kind);
     await makeKeys(db, { acme: { org: 'Acme' } });
   });
-  afterAll(() => db.drop());
+  afterAll(async () => {
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('imports a file to its end and prints the import; refused rows make the exit code 1', async () => {
     const csv = file('customers.csv', '\uFEFFname,email,external_id\nAda,ada@cli.example,cli-1\nBad,nope,\n');
