@@ -5,12 +5,12 @@
 // types a sorted, filtered, expanded list call, which is then sent, written the way the
 // document's parameter styles say, to a real server.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openApiDocument } from '../../src/rest/openapi.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { rest, startApi, type Api } from '../helpers/api.js';
@@ -277,6 +277,7 @@ describe('a client generated from the OpenAPI document', () => {
 
   it('types the response headers, nullable optional inputs and path ids a client uses', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'generated-client-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     mkdirSync(join(dir, 'ablated'));
     const document = openApiDocument(ROUTES);
     writeFileSync(join(dir, 'api.ts'), astToString(await openapiTS(document as never)));

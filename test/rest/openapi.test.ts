@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { getNamedType, getNullableType, isInputObjectType, isObjectType, type GraphQLEnumType, type GraphQLInputField } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
 import { fingerprint } from '../../src/http/idempotency.js';
 import { snakeCase } from '../../src/rest/names.js';
@@ -128,6 +128,7 @@ describe('OpenAPI document', () => {
 
   it('is valid OpenAPI 3.1, with no warnings from Redocly\'s linter', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'openapi.json'), JSON.stringify(document));
     // The contract's upsert address, /customers/by_external_id/{external_id}, has the shape of
     // /customers/{id}/events; the linter cannot know that an id is a UUID (so never
