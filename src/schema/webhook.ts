@@ -222,8 +222,9 @@ builder.mutationFields((t) => ({
     extensions: rest('update'),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateInput, required: true }) },
     resolve: async (_root, { id, input }, ctx) => {
-      const endpoint = await endpointOf(ctx, String(id));
+      // The body's faults first, as every update reports them: before whether the record exists.
       const data = await checkEndpoint(ctx, input, false);
+      const endpoint = await endpointOf(ctx, String(id));
       if (data.enabled === true) data.disabledReason = null;
       const [updated] = await ctx.prisma.webhookEndpoint.updateManyAndReturn({ where: { id: endpoint.id }, data });
       return updated ?? null;
@@ -284,6 +285,8 @@ builder.mutationFields((t) => ({
     extensions: restExtension({ path: 'events', kind: 'move', verb: 'resend' }),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: ResendInput }) },
     resolve: async (_root, { id, input }, ctx) => {
+      // A body's unknown field (say, a misspelt endpoint_id) must not resend to every endpoint.
+      new InputCheck(ctx.inputErrors).done();
       const event = await ctx.prisma.event.findFirst({ where: { id: String(id) } });
       if (!event) throw apiError('NOT_FOUND', 'No event with this id in this organization.');
       const endpointId = input?.endpointId === undefined || input.endpointId === null ? undefined : String(input.endpointId);

@@ -1,0 +1,40 @@
+// Every REST route that reads a JSON body names the body's unknown fields in one 400 with the
+// operation's own faults, and writes nothing. REST finds those faults before the operation
+// runs and hands them to it (ctx.inputErrors); a resolver that forgot them would answer
+// without them, or write. The routes come from the route table, so a new one is covered.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../src/rest/router.js';
+import { call, rest, startApi, type Api } from '../helpers/api.js';
+import { DB_KINDS } from '../helpers/databases.js';
+
+const BODY_ROUTES = ROUTES.filter((route) => ['create', 'update', 'upsert', 'batch'].includes(route.kind) || (route.kind === 'move' && route.input));
+// No record has this id: each operation must report its input's faults before it looks.
+const NO_SUCH_ID = '0190a3c4-0000-7000-8000-000000000000';
+
+describe.each(DB_KINDS)('an unknown field in a body, on %s', (kind) => {
+  let api: Api;
+  const eventsTotal = async () => (await rest(api, api.keys.acme!).get('/events?limit=1')).body.pagination.total as number;
+
+  beforeAll(async () => {
+    api = await startApi(kind, { acme: { org: 'Acme' } });
+  });
+  afterAll(() => api?.stop());
+
+  it('is a route table with a body route of every kind', () => {
+    expect(new Set(BODY_ROUTES.map((route) => route.kind))).toEqual(new Set(['create', 'update', 'upsert', 'batch', 'move']));
+  });
+
+  it.each(BODY_ROUTES.map((route) => ({ route, name: `${route.method} ${route.path}` })))('$name: a 400 naming it with the operation\'s own faults, and nothing written', async ({ route }) => {
+    const path = route.path.replace('{id}', route.kind === 'upsert' ? 'ext-1' : NO_SUCH_ID);
+    const batch = route.kind === 'batch';
+    const before = await eventsTotal();
+    const response = await call(`${api.url}/v1${path}`, { method: route.method, key: api.keys.acme, json: batch ? { items: [{ op: 'create', data: { colour: 'red' } }] } : { colour: 'red' } });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    const params = (response.body.errors as Array<{ param: string; message: string }>).map((error) => error.param);
+    expect(params, JSON.stringify(response.body)).toContain(batch ? 'items[0].colour' : 'colour');
+    // A create's or an upsert's required fields are named beside it: its own check ran too.
+    const required = route.kind === 'create' || route.kind === 'upsert' ? Object.values(route.input!.getFields()).filter((field) => String(field.type).endsWith('!')) : [];
+    expect(params.length, JSON.stringify(response.body)).toBeGreaterThanOrEqual(1 + required.length);
+    expect(await eventsTotal()).toBe(before);
+  });
+});
