@@ -2,6 +2,7 @@
 // the same envelop pipeline /graphql uses (context, query bounds, rate units, scopes, error
 // policy) without a detour through an HTTP request and its JSON.
 import type { ExecutionResult } from 'graphql';
+import { invalidInput } from '../errors.js';
 import { safeError } from '../graphql/error-policy.js';
 import type { GraphQLServer, ServerContext } from '../graphql/yoga.js';
 import type { Logger } from '../logger.js';
@@ -9,12 +10,17 @@ import type { Execute } from './handler.js';
 
 export function routeExecutor(yoga: GraphQLServer, log: Logger, request: Request, serverContext: ServerContext): Execute {
   return async (route, variables, inputErrors) => {
-    const context = { ...serverContext, inputErrors };
+    // A body's faults (unknown or mistyped fields) make the answer a 400 whatever the
+    // operation does. It still runs, to name its own faults beside them, but as a dry run: an
+    // operation that forgot them (ctx.inputErrors) cannot write what the client did not mean.
+    // A batch's are its items' (a partial batch writes the others): schema/bulk.ts judges them.
+    const faulty = route.kind !== 'batch' && inputErrors !== undefined && inputErrors.length > 0;
+    const context = { ...serverContext, inputErrors, dryRun: serverContext.dryRun || faulty };
     const enveloped = yoga.getEnveloped({ ...context, request, params: { query: route.document, variables } });
     try {
       const contextValue = await enveloped.contextFactory();
-      const result = await enveloped.execute({ schema: enveloped.schema, document: route.parsed, contextValue, variableValues: variables });
-      return result as ExecutionResult<{ result: unknown } | null>;
+      const result = (await enveloped.execute({ schema: enveloped.schema, document: route.parsed, contextValue, variableValues: variables })) as ExecutionResult<{ result: unknown } | null>;
+      return faulty && !result.errors?.length ? { errors: [invalidInput(inputErrors)] } : result;
     } catch (error) {
       return { errors: [safeError(error, log, serverContext.requestId)] };
     }

@@ -4,6 +4,7 @@
 // without them, or write. The routes come from the route table, so a new one is covered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/rest/router.js';
+import { schema } from '../../src/schema/index.js';
 import { call, rest, startApi, type Api } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
 
@@ -36,5 +37,28 @@ describe.each(DB_KINDS)('an unknown field in a body, on %s', (kind) => {
     const required = route.kind === 'create' || route.kind === 'upsert' ? Object.values(route.input!.getFields()).filter((field) => String(field.type).endsWith('!')) : [];
     expect(params.length, JSON.stringify(response.body)).toBeGreaterThanOrEqual(1 + required.length);
     expect(await eventsTotal()).toBe(before);
+  });
+
+  it('an operation that forgets them writes nothing: it runs as a dry run, and the answer is the 400 naming them', async () => {
+    // A resolver that drops the faults REST found, as one written without the framework could.
+    const field = schema.getMutationType()!.getFields().createCustomer!;
+    const resolve = field.resolve!;
+    let forgot = 0;
+    field.resolve = (root, args, ctx, info) => {
+      forgot++;
+      return resolve(root, args, { ...ctx, inputErrors: [] }, info);
+    };
+    try {
+      const acme = rest(api, api.keys.acme!);
+      const before = await eventsTotal();
+      const response = await acme.post('/customers', { name: 'Ada Lovelace', colour: 'red' });
+      expect(forgot).toBe(1);
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.errors).toEqual([{ param: 'colour', message: 'is not a known field' }]);
+      expect(await eventsTotal()).toBe(before);
+      expect((await acme.get('/customers?limit=1')).body.pagination.total).toBe(0);
+    } finally {
+      field.resolve = resolve;
+    }
   });
 });
