@@ -6,6 +6,7 @@
 import type { Scope } from '../auth/scopes.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { ResourceType } from './resource-type.js';
+import type { Move } from './transitions.js';
 
 export interface RegisteredResource {
   /** The Prisma model: `Customer`. */
@@ -17,6 +18,8 @@ export interface RegisteredResource {
   read: Scope;
   /** The scope of its changes (its create may ask another, e.g. an email's). */
   write: Scope;
+  /** Its transitions (`POST /v1/{path}/{id}/{verb}`), none for a resource without a status. */
+  moves: readonly Move<string>[];
   /**
    * A valid create input (GraphQL names), its references (customerId, jobId) left out: what
    * the suites that run over every resource create it with (test/resources).

@@ -200,7 +200,7 @@ function listOnParents<Status extends string>(spec: ResourceSpec<Status>, list: 
 export function defineResource<Shape, Status extends string>(record: ObjectRef<SchemaTypes, Shape>, declared: ResourceDeclaration<Status>): void {
   const spec = resolve(record.name as ResourceType, declared);
   const item = delegateName(spec.type);
-  registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write });
+  registerResource({ type: spec.type, path: spec.path, item, read: spec.read, write: spec.write, moves: Object.values(spec.moves ?? {}) });
   declareScopes(spec.read, spec.write);
   const Page = pageType(spec.type, record);
   const list = referenceFields(spec.type, spec.list);

@@ -3,10 +3,12 @@
 // line of test code of its own. REST as a client sends it, on both databases.
 import { isNonNullType, type GraphQLInputObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transitionKind } from '../../src/events/types.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { snakeCase } from '../../src/rest/names.js';
 import { schema } from '../../src/schema/index.js';
 import { registeredResources, type RegisteredResource } from '../../src/schema/registry.js';
+import type { Move } from '../../src/schema/transitions.js';
 import { gql, rest, startApi, type Api } from '../helpers/api.js';
 import { createExample, exampleBody } from '../helpers/examples.js';
 import { DB_KINDS } from '../helpers/databases.js';
@@ -15,6 +17,16 @@ type Client = ReturnType<typeof rest>;
 type Row = Record<string, unknown> & { id: string; version: number };
 
 const RESOURCES = registeredResources();
+
+/** The moves that take a record from `status` to one of `to` (breadth first), or undefined. */
+function movesTo(moves: readonly Move<string>[], status: string, to: readonly string[]): Move<string>[] | undefined {
+  const paths = new Map<string, Move<string>[]>([[status, []]]);
+  for (const [at, path] of paths) {
+    if (to.includes(at)) return path;
+    for (const move of moves) if (move.from.includes(at) && !paths.has(move.to)) paths.set(move.to, [...path, move]);
+  }
+  return undefined;
+}
 const hasRoute = (method: string, path: string) => ROUTES.some((route) => route.method === method && route.path === path);
 
 describe.each(DB_KINDS)('every resource, every operation, on %s', (kind) => {
@@ -109,6 +121,30 @@ describe.each(DB_KINDS)('every resource, every operation, on %s', (kind) => {
       expect(restored.status).toBe(200);
       expect(restored.body).toMatchObject({ id: record.id, version: 3, deleted_at: null });
       expect((await acme.get(`${path}/${record.id}`)).status).toBe(200);
+    });
+
+    it('transitions: each move, from a status it leaves, sets its status and stamps with version + 1 and its event; from another status, 409 and nothing changes', async () => {
+      const verbs = ROUTES.filter((route) => route.kind === 'move' && route.resource.path === resource.path && !route.input).map((route) => route.verb);
+      expect(verbs.sort()).toEqual(resource.moves.map((move) => move.verb).sort());
+      for (const move of resource.moves) {
+        const record = await create(resource);
+        const before = movesTo(resource.moves, record.status as string, move.from);
+        expect(before, `${resource.type}: ${move.verb} from ${record.status}`).toBeDefined();
+        for (const step of before!) expect((await acme.post(`${path}/${record.id}/${step.verb}`)).status).toBe(200);
+        const at = (await acme.get(`${path}/${record.id}`)).body as Row;
+        const refused = resource.moves.find((other) => !other.from.includes(at.status as string));
+        if (refused) {
+          const conflict = await acme.post(`${path}/${record.id}/${refused.verb}`);
+          expect(conflict.status, `${refused.verb} from ${at.status}`).toBe(409);
+          expect((await acme.get(`${path}/${record.id}`)).body.version).toBe(at.version);
+        }
+        const moved = await acme.post(`${path}/${record.id}/${move.verb}`);
+        expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+        expect(moved.body).toMatchObject({ id: record.id, status: move.to, version: at.version + 1 });
+        for (const stamp of move.stamps ?? []) expect(moved.body[snakeCase(stamp)], stamp).toEqual(expect.any(String));
+        const history = await acme.get(`${path}/${record.id}/events?limit=1`);
+        expect(history.body.data[0].type).toBe(`${resource.item}.${transitionKind(move.to)}`);
+      }
     });
 
     it('events: the record\'s history, newest first, one event per change', async () => {
