@@ -2,11 +2,22 @@
 // the same envelop pipeline /graphql uses (context, query bounds, rate units, scopes, error
 // policy) without a detour through an HTTP request and its JSON.
 import type { ExecutionResult } from 'graphql';
-import { invalidInput } from '../errors.js';
+import { invalidInput, type FieldError } from '../errors.js';
 import { safeError } from '../graphql/error-policy.js';
 import type { GraphQLServer, ServerContext } from '../graphql/yoga.js';
 import type { Logger } from '../logger.js';
 import type { Execute } from './handler.js';
+
+/**
+ * The answer to an operation run with a body's faults: the 400 naming them, with the
+ * operation's own faults where it found some. Any other refusal (403, 404, 409) stands.
+ */
+function withBodyFaults(result: ExecutionResult<{ result: unknown } | null>, faults: FieldError[]): ExecutionResult<{ result: unknown } | null> {
+  const refusal = result.errors?.[0];
+  if (refusal && refusal.extensions?.code !== 'BAD_REQUEST') return result;
+  const own = (refusal?.extensions?.errors as FieldError[] | undefined) ?? [];
+  return { errors: [invalidInput([...faults, ...own.filter((fault) => !faults.some((body) => body.param === fault.param))])] };
+}
 
 export function routeExecutor(yoga: GraphQLServer, log: Logger, request: Request, serverContext: ServerContext): Execute {
   return async (route, variables, inputErrors) => {
@@ -20,7 +31,7 @@ export function routeExecutor(yoga: GraphQLServer, log: Logger, request: Request
     try {
       const contextValue = await enveloped.contextFactory();
       const result = (await enveloped.execute({ schema: enveloped.schema, document: route.parsed, contextValue, variableValues: variables })) as ExecutionResult<{ result: unknown } | null>;
-      return faulty && !result.errors?.length ? { errors: [invalidInput(inputErrors)] } : result;
+      return faulty ? withBodyFaults(result, inputErrors) : result;
     } catch (error) {
       return { errors: [safeError(error, log, serverContext.requestId)] };
     }

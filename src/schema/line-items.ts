@@ -99,10 +99,10 @@ export function billingFields<Type extends 'Invoice' | 'Estimate'>(type: Type, p
   }));
 }
 
-/** The list of invoices or estimates: their shared sorts, their own `date` (a day) and `own` ones. */
-export function billingList(date: BillingDate, own: string[]): ListDeclaration {
+/** The list of invoices or estimates: their shared sorts, then `own` (status, dates). */
+export function billingList(own: string[]): ListDeclaration {
   return {
-    sort: ['number', 'totalAmount', 'issuedAt', date, ...own],
+    sort: ['number', 'totalAmount', 'issuedAt', ...own],
     search: { columns: ['number'], description: 'Case-insensitive substring of the number.' },
   };
 }

@@ -58,6 +58,7 @@ export interface ListDeclaration {
 }
 
 const KINDS: Record<string, FieldKind> = { String: 'text', Int: 'int', DateTime: 'datetime', Boolean: 'boolean' };
+const EXACT_KINDS = new Set<FieldKind>(['text', 'id', 'boolean']);
 
 /** A declaration's fields, read from the resource's Prisma model. */
 export function listOf(type: ResourceType, declared: ListDeclaration): ListSpec {
@@ -73,6 +74,9 @@ export function listOf(type: ResourceType, declared: ListDeclaration): ListSpec 
       fields[name] ??= { kind, ...(field.isRequired ? {} : { nullable: true }), ...(kind === 'enum' ? { enum: { ...enumOf(field.type), name: field.type } } : {}) };
       if (role === 'sort') fields[name].sort = true;
       if (role === 'exact') fields[name].exact = true;
+      // What declareList would leave out without a word.
+      if (role === 'exact' && !EXACT_KINDS.has(kind)) throw new Error(`${type}.${name}: a ${kind} field filters by ranges or sets, not by an exact value`);
+      if (role === 'filter' && EXACT_KINDS.has(kind)) throw new Error(`${type}.${name}: a ${kind} field filters by its exact value (exact)`);
     }
   }
   return { fields, search: declared.search };

@@ -34,6 +34,7 @@ export function recordObject(type: ResourceType, fields: string[], options: Reco
     const { column = name, day, ...more } = options[name] ?? {};
     const field = model.fields.find((f) => f.name === column);
     if (!field || field.kind === 'object') throw new Error(`${type}.${name}: its Prisma model holds no field ${column}`);
+    if (day && field.type !== 'DateTime') throw new Error(`${type}.${name}: a day is a DateTime column (@db.Date), not ${field.type}`);
     const graphql = field.kind === 'enum' ? enumOf(field.type).ref : day ? 'Date' : SCALARS[field.type];
     if (!graphql) throw new Error(`${type}.${name}: a ${field.type} field is not shown by recordObject`);
     return { name, column, type: graphql, nullable: !field.isRequired, ...more };

@@ -16,7 +16,7 @@ export interface RegisteredResource {
   /** Item field, Prisma delegate and event resource: `customer` (events are `customer.created`, ...). */
   item: string;
   read: Scope;
-  /** The scope of its changes (its create may ask another, e.g. an email's). */
+  /** The scope of its create and its changes (an e-mail's is customers:write). */
   write: Scope;
   /** Its transitions (`POST /v1/{path}/{id}/{verb}`), none for a resource without a status. */
   moves: readonly Move<string>[];

@@ -67,9 +67,12 @@ interface UpdateSpec<Status extends string> {
   editable?: readonly Status[];
 }
 
+/** A path whose scopes the resource's file declared (`'notes:read'` in ScopeNames): `notes`. */
+type DeclaredPath<S = Scope> = S extends `${infer Path}:read` ? Path : never;
+
 interface ResourceDeclaration<Status extends string> {
   /** REST path and the name its totals are counted under (record_counts.resource). */
-  path: string;
+  path: DeclaredPath;
   /** `<path>:read` unless given. */
   read?: Scope;
   /** The scope of its changes (update, delete, restore and transitions): `<path>:write` unless given. */
@@ -78,6 +81,11 @@ interface ResourceDeclaration<Status extends string> {
   description?: string;
   /** What the list sorts and filters by (its `where` and `orderBy`; `search` too). */
   list: ListDeclaration;
+  /**
+   * The list's enumerated field its totals are split by (the count trigger's column), where
+   * it has more than one; false for none. Its one enumerated field unless given.
+   */
+  split?: string | false;
   embedded?: string[];
   /** Transitions: mutation name -> move. */
   moves?: Record<string, Move<Status>>;
@@ -87,7 +95,7 @@ interface ResourceDeclaration<Status extends string> {
 }
 
 /** A declaration with what it leaves out read from the schema. */
-interface ResourceSpec<Status extends string> extends Omit<ResourceDeclaration<Status>, 'list'> {
+interface ResourceSpec<Status extends string> extends Omit<ResourceDeclaration<Status>, 'list' | 'split'> {
   /** Its prismaObject's name, which is its Prisma model's. */
   type: ResourceType;
   read: Scope;
@@ -105,18 +113,23 @@ interface ResourceSpec<Status extends string> extends Omit<ResourceDeclaration<S
 
 function resolve<Status extends string>(type: ResourceType, declared: ResourceDeclaration<Status>): ResourceSpec<Status> {
   const list = listOf(type, declared.list);
-  const enums = Object.entries(list.fields).filter(([, field]) => field.kind === 'enum');
-  if (enums.length > 1) throw new Error(`${type}: a list splits its counts by one enumerated field, not ${enums.map(([name]) => name).join(' and ')}`);
-  const split = enums.map(([arg, field]) => ({ arg, enum: field.enum!.ref as EnumRef<SchemaTypes, Status, Status> }))[0];
+  const enums = Object.keys(list.fields).filter((name) => list.fields[name]!.kind === 'enum');
+  if (declared.split === undefined && enums.length > 1) throw new Error(`${type}: its list has the enumerated fields ${enums.join(' and ')}; say which one splits its totals (split)`);
+  const arg = declared.split === undefined ? enums[0] : declared.split || undefined;
+  if (arg !== undefined && !enums.includes(arg)) throw new Error(`${type}: its totals are split by ${arg}, which is no enumerated field of its list`);
+  if (arg !== undefined && list.fields[arg]!.nullable) throw new Error(`${type}: its totals cannot be split by ${arg}, which may be null`);
+  const { split: _, ...rest } = declared;
+  const named = declared.path.replace(/_/g, ' ');
   return {
-    ...declared,
+    ...rest,
     type,
-    read: declared.read ?? (`${declared.path}:read` as Scope),
+    read: declared.read ?? `${declared.path}:read`,
     write: declared.write ?? (`${declared.path}:write` as Scope),
-    description: declared.description ?? `${declared.path.charAt(0).toUpperCase()}${declared.path.slice(1)}, newest first.`,
+    description: declared.description ?? `${named.charAt(0).toUpperCase()}${named.slice(1)}, newest first.`,
     list,
-    split,
-    byCustomer: referencesOf(type).some((reference) => reference.type === 'Customer'),
+    split: arg === undefined ? undefined : { arg, enum: list.fields[arg]!.enum!.ref as EnumRef<SchemaTypes, Status, Status> },
+    // The list's `customerId` argument (customerFilter) filters by that field.
+    byCustomer: referencesOf(type).some((reference) => reference.type === 'Customer' && reference.key === 'customerId'),
   };
 }
 

@@ -10,8 +10,10 @@ import { SOFT_DELETED_MODELS } from '../../src/db/tenant.js';
 import { getDatamodel } from '../../src/generated/pothos-prisma-types.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { eventReadScopes, readableResources } from '../../src/schema/event.js';
-import '../../src/schema/index.js';
+import { getNamedType, type GraphQLObjectType } from 'graphql';
+import { schema } from '../../src/schema/index.js';
 import { listSpecOf } from '../../src/schema/list-query.js';
+import { dayFields } from '../../src/schema/record-object.js';
 import { registeredResources } from '../../src/schema/registry.js';
 import { API_DOCS, generatedApiDocs, listTable, scopeTable } from '../../scripts/docs.js';
 import { freshDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -25,6 +27,19 @@ describe('the resource registry', () => {
     const resourceModels = [...SOFT_DELETED_MODELS].filter((name) => models[name]!.fields.some((field) => field.name === 'version'));
     expect(resources().map((resource) => resource.type).sort()).toEqual(resourceModels.sort());
     for (const resource of resources()) expect(resource.item).toBe(`${resource.type.charAt(0).toLowerCase()}${resource.type.slice(1)}`);
+  });
+
+  it('shows each @db.Date column of a resource as a day (Date), which its list filters by day, and no other column', () => {
+    // The Prisma datamodel the schema reads has no native types: recordObject's `day` says it.
+    const prisma = readFileSync('prisma/schema.prisma', 'utf8');
+    for (const { type } of resources()) {
+      const model = new RegExp(`^model ${type} \\{([\\s\\S]*?)^\\}`, 'm').exec(prisma)![1]!;
+      const days = [...model.matchAll(/^\s+(\w+)\s+DateTime\??\s.*@db\.Date\b/gm)].map((match) => match[1]!).sort();
+      const fields = (schema.getType(type) as GraphQLObjectType).getFields();
+      expect(Object.keys(fields).filter((name) => getNamedType(fields[name]!.type).name === 'Date').sort(), type).toEqual(days);
+      expect([...dayFields(type)].sort(), type).toEqual(days);
+      for (const [name, field] of Object.entries(listSpecOf(type).fields)) expect(field.kind === 'date', `${type}.${name}`).toBe(days.includes(name));
+    }
   });
 
   it('declares exactly the scopes that guard routes, every resource\'s read and write among them', () => {

@@ -181,8 +181,8 @@ export type EstimateFilters = {
   search?: string | undefined;
   total_amount?: Range<number> | undefined;
   issued_at?: Range<Timestamp> | undefined;
-  valid_until?: Range<CalendarDate> | undefined;
   status?: AnyOf<'draft' | 'sent' | 'accepted' | 'declined'> | undefined;
+  valid_until?: Range<CalendarDate> | undefined;
   customer_id?: string | undefined;
   job_id?: string | undefined;
   created_at?: Range<Timestamp> | undefined;
@@ -193,7 +193,7 @@ export type EstimateFilters = {
 /** What GET /v1/estimates filters by (its related lists' filters too), sorts by, and expands. */
 export type EstimateList = ListSpec<
   EstimateFilters & { customer?: CustomerFilters | undefined; job?: JobFilters | undefined },
-  'number' | 'total_amount' | 'issued_at' | 'valid_until' | 'status' | 'created_at' | 'updated_at',
+  'number' | 'total_amount' | 'issued_at' | 'status' | 'valid_until' | 'created_at' | 'updated_at',
   { customer: Customer; job: Job }
 >;
 
@@ -245,8 +245,8 @@ export type InvoiceFilters = {
   search?: string | undefined;
   total_amount?: Range<number> | undefined;
   issued_at?: Range<Timestamp> | undefined;
-  due_date?: Range<CalendarDate> | undefined;
   status?: AnyOf<'draft' | 'sent' | 'paid'> | undefined;
+  due_date?: Range<CalendarDate> | undefined;
   paid_at?: Range<Timestamp> | undefined;
   customer_id?: string | undefined;
   job_id?: string | undefined;
@@ -258,7 +258,7 @@ export type InvoiceFilters = {
 /** What GET /v1/invoices filters by (its related lists' filters too), sorts by, and expands. */
 export type InvoiceList = ListSpec<
   InvoiceFilters & { customer?: CustomerFilters | undefined; job?: JobFilters | undefined },
-  'number' | 'total_amount' | 'issued_at' | 'due_date' | 'status' | 'paid_at' | 'created_at' |
+  'number' | 'total_amount' | 'issued_at' | 'status' | 'due_date' | 'paid_at' | 'created_at' |
   'updated_at',
   { customer: Customer; job: Job }
 >;

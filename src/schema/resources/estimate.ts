@@ -10,7 +10,7 @@ billingFields('Estimate', 'EST');
 
 defineResource(Estimate, {
   path: 'estimates',
-  list: billingList('validUntil', ['status']),
+  list: billingList(['status', 'validUntil']),
   embedded: ['lineItems'],
   // Sending is what issues an estimate.
   moves: quoteMoves('Estimate', { send: ['issuedAt'] }),

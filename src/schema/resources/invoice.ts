@@ -11,7 +11,7 @@ billingFields('Invoice', 'INV');
 
 defineResource(Invoice, {
   path: 'invoices',
-  list: billingList('dueDate', ['status', 'paidAt']),
+  list: billingList(['status', 'dueDate', 'paidAt']),
   embedded: ['lineItems'],
   moves: {
     sendInvoice: { verb: 'send', from: ['draft'], to: 'sent', stamps: ['issuedAt'] },
