@@ -1,7 +1,10 @@
 // Before any test file runs: the migrated templates that test databases are copied from
-// (test/helpers/databases.ts), made once here rather than raced for by the workers.
+// (test/helpers/databases.ts) and the compiled service the process tests start
+// (test/helpers/service-build.ts), made once here rather than raced for by the workers.
 import { ensureTemplate } from './helpers/databases.js';
+import { builtService } from './helpers/service-build.js';
 
 export default async function setup(): Promise<void> {
+  builtService();
   await Promise.all([ensureTemplate('pglite'), ensureTemplate('postgres')]);
 }

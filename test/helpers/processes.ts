@@ -1,6 +1,7 @@
 // Starts the service and the CLI exactly as a user does: separate Node processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { builtService } from './service-build.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -23,10 +24,11 @@ export interface RunningServer {
 }
 
 /**
- * `args`: Node's arguments; by default the TypeScript sources, as `npm start` runs them.
+ * `args`: Node's arguments; by default the compiled service, as the Docker image runs it
+ * (test/helpers/service-build.ts; `npm start`'s sources: startNpm('start')).
  * A server not listening within `timeoutMs` is killed, and the start fails.
  */
-export function startServer(env: Record<string, string>, args = ['--import', 'tsx', 'src/main.ts'], timeoutMs = 30_000): Promise<RunningServer> {
+export function startServer(env: Record<string, string>, args = [builtService()], timeoutMs = 30_000): Promise<RunningServer> {
   return listening(timeoutMs, spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
 }
 
