@@ -107,7 +107,7 @@ interface ResourceSpec<Status extends string> extends Omit<ResourceDeclaration<S
    * its own, and what the maintained counts are split by (the count trigger's argument).
    */
   split?: { arg: string; enum: EnumRef<SchemaTypes, Status, Status> };
-  /** Whether the list filters by `customerId`: a resource that refers to a customer. */
+  /** Whether the list filters by `customerId`: a resource with a `customerId` reference to a customer. */
   byCustomer: boolean;
 }
 
