@@ -8,13 +8,17 @@ import type { GraphQLServer, ServerContext } from '../graphql/yoga.js';
 import type { Logger } from '../logger.js';
 import type { Execute } from './handler.js';
 
+/** Refusals a malformed body comes before, as every input check runs before the record is read. */
+const BEFORE_RECORD = new Set(['BAD_REQUEST', 'NOT_FOUND', 'CONFLICT', 'PRECONDITION_FAILED']);
+
 /**
  * The answer to an operation run with a body's faults: the 400 naming them, with the
- * operation's own faults where it found some. Any other refusal (403, 404, 409) stands.
+ * operation's own faults where it found some. A refusal of the key (403), the rate or the
+ * database stands.
  */
 function withBodyFaults(result: ExecutionResult<{ result: unknown } | null>, faults: FieldError[]): ExecutionResult<{ result: unknown } | null> {
   const refusal = result.errors?.[0];
-  if (refusal && refusal.extensions?.code !== 'BAD_REQUEST') return result;
+  if (refusal && !BEFORE_RECORD.has(String(refusal.extensions?.code))) return result;
   const own = (refusal?.extensions?.errors as FieldError[] | undefined) ?? [];
   return { errors: [invalidInput([...faults, ...own.filter((fault) => !faults.some((body) => body.param === fault.param))])] };
 }

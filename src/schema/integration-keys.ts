@@ -97,7 +97,6 @@ export function createKeys(check: InputCheck, input: { externalId?: string | nul
   return { ...(externalId ? { externalId } : {}), ...(metadata ? { metadata: metadata as Metadata } : {}) };
 }
 
-
 /**
  * An update's metadata patch, merged key by key into the record's metadata inside the
  * change's transaction: the row is locked first, so concurrent patches of other keys all hold.

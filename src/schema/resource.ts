@@ -186,7 +186,6 @@ function referenceInputs(t: InputFields, references: Reference[]) {
   );
 }
 
-
 /**
  * Lists a resource on the records it belongs to, from the other side of its to-one
  * relations in the Prisma schema: a job's `customer` gives `Customer.jobs` (needing
@@ -362,9 +361,6 @@ function maintainedTotal<Status extends string>(ctx: Context, spec: ResourceSpec
   return values?.length === 1 && (!split || split === values[0]) ? recordTotal(ctx, spec.path, values[0]) : undefined;
 }
 
-/** The REST row of a create mutation: `POST /v1/{path}`. */
-export const restCreate = (path: string) => restExtension({ path, kind: 'create' });
-
 /** A create of a declared resource: needing its write scope, and `POST /v1/{path}` on REST. */
 interface CreateSpec<Fields extends InputFieldMap, Data extends object, Input = InputShapeFromFields<Fields>> {
   description?: string;
@@ -389,6 +385,7 @@ interface CreateSpec<Fields extends InputFieldMap, Data extends object, Input = 
 /** `create<Type>(input)`, and its write for upserts and batches. */
 export function defineCreate<Fields extends InputFieldMap, Data extends object>(type: ResourceType, spec: CreateSpec<Fields, Data>): void {
   type Input = InputShapeFromFields<Fields>;
+  const { write, path } = resourceOf(type);
   const references = referencesOf(type);
   const input = builder.inputType(`Create${type}Input`, { fields: (t) => ({ ...integrationInputs(t), ...referenceInputs(t, references), ...spec.fields(t) }) });
   /** The record's data, or every fault of the input at once. */
@@ -405,7 +402,7 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
   // A plain create is the batch's INSERT of one row; where the selection reaches past the
   // record (GraphQL asking for its customer), Prisma writes it, with what the selection needs.
   const plain = async (tx: Tx, data: object, query: object) =>
-    Object.keys(query).length > 0 ? model(tx, type).create({ ...query, data }) : (await insertRows(tx, type, resourceOf(type).path, [data as Record<string, unknown>]))[0];
+    Object.keys(query).length > 0 ? model(tx, type).create({ ...query, data }) : (await insertRows(tx, type, path, [data as Record<string, unknown>]))[0];
   const create = spec.create ?? plain;
   const run = async (ctx: Context, input: Input, query: object) => {
     const data = await checked(ctx, input);
@@ -418,19 +415,18 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
       for (const input of inputs) rows.push(await checked(ctx, input as Input));
       return writing(ctx, async (tx) => {
         await holdAllReferences(tx, ctx.auth.organizationId, rows as References[]);
-        return insertRows(tx, type, resourceOf(type).path, rows as Array<Record<string, unknown>>);
+        return insertRows(tx, type, path, rows as Array<Record<string, unknown>>);
       });
     });
   }
   registerExample(type, spec.example as Record<string, unknown>);
-  const { write, path } = resourceOf(type);
   builder.mutationField(`create${type}`, (t) =>
     t.prismaField({
       type,
       description: spec.description,
       authScopes: { scope: write },
       nullable: true,
-      extensions: restCreate(path),
+      extensions: restExtension({ path, kind: 'create' }),
       args: { input: t.arg({ type: input, required: true }) },
       resolve: (query, _root, args, ctx) => run(ctx, (args as unknown as { input: Input }).input, query) as never,
     }),

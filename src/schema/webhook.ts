@@ -285,8 +285,6 @@ builder.mutationFields((t) => ({
     extensions: restExtension({ path: 'events', kind: 'move', verb: 'resend' }),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: ResendInput }) },
     resolve: async (_root, { id, input }, ctx) => {
-      // A body's unknown field (say, a misspelt endpoint_id) must not resend to every endpoint.
-      new InputCheck(ctx.inputErrors).done();
       const event = await ctx.prisma.event.findFirst({ where: { id: String(id) } });
       if (!event) throw apiError('NOT_FOUND', 'No event with this id in this organization.');
       const endpointId = input?.endpointId === undefined || input.endpointId === null ? undefined : String(input.endpointId);

@@ -33,7 +33,6 @@ defineResource(Customer, {
   },
 });
 
-
 defineCreate('Customer', {
   fields: (t) => ({
     name: t.string({ required: true, ...ruled(FIELDS.name) }),

@@ -24,7 +24,6 @@ defineResource(Email, {
   },
 });
 
-
 /** The rules of an e-mail's fields: its inputs' descriptions, checks and OpenAPI keywords. */
 const FIELDS = { from: rules.email(true), to: rules.email(true), subject: rules.text(998, true), body: rules.text(100_000) };
 

@@ -42,7 +42,6 @@ defineResource(Job, {
   },
 });
 
-
 defineCreate('Job', {
   description: 'Creates a job in status scheduled.',
   fields: (t) => ({

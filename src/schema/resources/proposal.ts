@@ -38,7 +38,6 @@ defineResource(Proposal, {
   },
 });
 
-
 defineCreate('Proposal', {
   description: 'Creates a draft proposal.',
   fields: (t) => ({
