@@ -55,6 +55,24 @@ async function bodyVariables(request: Request, route: Route): Promise<BodyVariab
   return { variables: { input: value }, inputErrors: pointed };
 }
 
+/**
+ * The faults of a body sent to an operation that takes none (a transition without input, a
+ * restore): ignoring it would let `{"paid_at": ...}` look accepted while the move records its
+ * own time. No body, an empty one or `{}` is no body.
+ */
+async function unwantedBody(request: Request): Promise<FieldError[]> {
+  const text = (await readBody(request)).trim();
+  if (text === '') return [];
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ param: 'body', message: 'must be empty: this operation takes no body' }];
+  return Object.keys(body).map((param) => ({ param, message: 'is not a known field: this operation takes no body' }));
+}
+
 const BATCH_ITEM_FIELDS: Record<string, string> = { op: 'op', id: 'id', external_id: 'externalId', data: 'data', if_match: 'ifMatch' };
 const BATCH_OPS = ['create', 'update', 'upsert', 'delete'];
 
@@ -187,6 +205,9 @@ export async function handleRest(route: Route, request: Request, url: URL, base:
       const body = await bodyVariables(request, route);
       variables = { ...variables, ...body.variables };
       inputErrors = body.inputErrors;
+    } else if ((route.kind === 'move' && !route.input) || route.kind === 'restore') {
+      inputErrors = await unwantedBody(request);
+      for (const error of inputErrors) query.sent.set(error.param, error.param);
     }
     const result = await execute(shaped, variables, inputErrors);
     const error = result.errors?.[0];

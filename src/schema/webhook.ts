@@ -268,6 +268,8 @@ builder.mutationFields((t) => ({
     extensions: rest('move', 'test'),
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
+      // A request with faults (a body sent to it) is refused as it is, sending nothing.
+      if (ctx.inputErrors?.length) throw invalidInput(ctx.inputErrors);
       // A test delivery is itself the trial: a dry run of it would have to send it.
       if (ctx.dryRun) throw invalidInput([{ param: 'prefer', message: 'a test delivery cannot be a dry run: it is sent, or nothing is' }]);
       const endpoint = await endpointOf(ctx, String(id));

@@ -10,6 +10,8 @@ import { call, rest, startApi, type Api } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
 
 const BODY_ROUTES = ROUTES.filter((route) => ['create', 'update', 'upsert', 'batch'].includes(route.kind) || (route.kind === 'move' && route.input));
+// Routes that take no body: a body sent to them is named, not ignored.
+const NO_BODY_ROUTES = ROUTES.filter((route) => route.kind === 'restore' || (route.kind === 'move' && !route.input));
 // No record has this id: each operation must report its input's faults before it looks.
 const NO_SUCH_ID = '0190a3c4-0000-7000-8000-000000000000';
 
@@ -68,5 +70,37 @@ describe.each(DB_KINDS)('an unknown field in a body, on %s', (kind) => {
     } finally {
       field.resolve = resolve;
     }
+  });
+
+  it('is a route table with transitions and restores that take no body', () => {
+    expect(new Set(NO_BODY_ROUTES.map((route) => route.kind))).toEqual(new Set(['move', 'restore']));
+    expect(NO_BODY_ROUTES.map((route) => route.path)).toContain('/invoices/{id}/pay');
+  });
+
+  it.each(NO_BODY_ROUTES.map((route) => ({ route, name: `${route.method} ${route.path}` })))('$name takes no body: a field sent to it is a 400 naming it, before the missing record', async ({ route }) => {
+    const response = await call(`${api.url}/v1${route.path.replace('{id}', NO_SUCH_ID)}`, { method: route.method, key: api.keys.acme, json: { colour: 'red' } });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.errors).toEqual([{ param: 'colour', message: 'is not a known field: this operation takes no body' }]);
+  });
+
+  it('a transition sent a field is not made; without a body, with an empty one or with {} it is', async () => {
+    const acme = rest(api, api.keys.acme!);
+    const customer = (await acme.post('/customers', { name: 'Grace Hopper' })).body;
+    const job = (await acme.post('/jobs', { customer_id: customer.id, title: 'Boiler service' })).body;
+    const move = (name: string, init: { json?: unknown; body?: string; headers?: Record<string, string> }) => call(`${api.url}/v1/jobs/${job.id}/${name}`, { method: 'POST', key: api.keys.acme, ...init });
+
+    const dated = await move('start', { json: { started_at: '2026-01-01T00:00:00Z' } });
+    expect(dated.status).toBe(400);
+    expect(dated.body.errors).toEqual([{ param: 'started_at', message: 'is not a known field: this operation takes no body' }]);
+    const text = await move('start', { body: 'now please', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(400);
+    expect(text.body.errors).toEqual([{ param: 'body', message: 'must be empty: this operation takes no body' }]);
+    expect((await acme.get(`/jobs/${job.id}`)).body).toMatchObject({ status: 'scheduled', version: job.version });
+
+    expect((await move('start', { json: {} })).body).toMatchObject({ status: 'in_progress' });
+    expect((await move('complete', { body: '', headers: { 'content-type': 'application/json' } })).body).toMatchObject({ status: 'completed' });
+    const deleted = await acme.post('/customers', { name: 'Alan Turing' });
+    expect((await call(`${api.url}/v1/customers/${deleted.body.id}`, { method: 'DELETE', key: api.keys.acme })).status).toBe(204);
+    expect((await call(`${api.url}/v1/customers/${deleted.body.id}/restore`, { method: 'POST', key: api.keys.acme })).status).toBe(200);
   });
 });
