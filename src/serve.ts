@@ -4,7 +4,7 @@
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/connection.js';
 import { migrate } from './db/migrator.js';
-import { seedDemo } from './db/demo-data.js';
+import { claimDemo, demoUnfinished, seedDemo } from './db/demo-data.js';
 import { startInstance } from './instance.js';
 import { errorFields, type Logger } from './logger.js';
 
@@ -26,8 +26,12 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
       log.info('database ready', { database: db.kind, migrations_applied: applied });
       // A newcomer's first `npm start`: a fresh embedded folder gets the demo and a ready key,
       // so nothing else has to run beside the server (which owns the folder). Never on
-      // PostgreSQL, whose first start is a deployment's, not a newcomer's.
-      if (db.kind === 'pglite' && config.seedOnFirstStart && applied.some((name) => name.endsWith('_init'))) firstRun = await seedDemo(db.prisma);
+      // PostgreSQL, whose first start is a deployment's, not a newcomer's. A first start
+      // stopped while it seeded (the seed takes seconds) is finished by the next start.
+      if (db.kind === 'pglite' && config.seedOnFirstStart) {
+        if (applied.some((name) => name.endsWith('_init'))) await claimDemo(db.prisma);
+        if (await demoUnfinished(db.prisma)) firstRun = await seedDemo(db.prisma);
+      }
     }
   } catch (error) {
     console.error(`Cannot start: ${(error as Error).message}`);

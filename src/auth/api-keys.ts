@@ -3,7 +3,7 @@
 // key is stored (the key has far more entropy than a password, so a fast hash is the
 // standard choice), plus a short display prefix.
 import { createHash, randomBytes } from 'node:crypto';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { Mode } from './modes.js';
 import type { Scope } from './scopes.js';
 
@@ -46,7 +46,7 @@ export interface NewKey {
 }
 
 /** Creates a key and returns it with the secret: the only time the secret exists. */
-export async function createApiKey(prisma: PrismaClient, input: NewKey) {
+export async function createApiKey(prisma: Prisma.TransactionClient, input: NewKey) {
   const key = generateKey(input.mode);
   const record = await prisma.apiKey.create({
     data: {

@@ -4,7 +4,7 @@ import { createApiKey } from '../auth/api-keys.js';
 import { allScopes } from '../auth/scopes.js';
 // The seed key gets every scope: declared as the schema loads.
 import '../schema/index.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { EmailType, InvoiceStatus, JobStatus, QuoteStatus } from '../generated/prisma/enums.js';
 import { nextNumber } from '../domain/numbering.js';
 
@@ -31,7 +31,7 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.le
 // so records created after seeding come first in newest-first lists.
 const daysAgo = (days: number) => new Date(Date.now() - (days + 60) * 86_400_000);
 
-async function seedData(prisma: PrismaClient, organizationId: string) {
+async function seedData(prisma: Prisma.TransactionClient, organizationId: string) {
   for (let i = 0; i < 40; i++) {
     const first = FIRST[i % FIRST.length]!;
     const last = LAST[Math.floor(i / FIRST.length + i) % LAST.length]!;
@@ -80,7 +80,8 @@ async function seedData(prisma: PrismaClient, organizationId: string) {
       { description: 'Materials', quantity: 1 + (i % 3), unitAmount: 1250 },
     ].map((line, position) => ({ ...line, position, amount: line.quantity * line.unitAmount, organizationId }));
     const totalAmount = lines.reduce((sum, line) => sum + line.amount, 0);
-    await prisma.$transaction(async (tx) => {
+    {
+      const tx = prisma;
       const estimateStatus: QuoteStatus = pick(['draft', 'sent', 'accepted', 'declined']);
       await tx.estimate.create({
         data: {
@@ -114,7 +115,7 @@ async function seedData(prisma: PrismaClient, organizationId: string) {
           lineItems: { createMany: { data: lines.map(({ organizationId: _, ...line }) => line) } },
         },
       });
-    });
+    }
     if (i % 4 === 0) {
       await prisma.proposal.create({
         data: {
@@ -133,13 +134,35 @@ async function seedData(prisma: PrismaClient, organizationId: string) {
 
 /**
  * The demo organization with realistic data in every resource (added only while it has no
- * customers), and a new API key for it with every scope. `npm run seed` and the first start
- * of an embedded data folder use it.
+ * customers), and a new API key for it with every scope, in one transaction: a seed stopped
+ * half-way (Ctrl-C during a slow first start) leaves nothing of itself. `npm run seed` and
+ * the first start of an embedded data folder use it.
  */
 export async function seedDemo(prisma: PrismaClient): Promise<{ organization: string; key: string; seeded: boolean }> {
-  const organization = await prisma.organization.upsert({ where: { name: ORGANIZATION }, create: { name: ORGANIZATION }, update: {} });
-  const seeded = (await prisma.customer.count({ where: { organizationId: organization.id } })) === 0;
-  if (seeded) await seedData(prisma, organization.id);
-  const { key } = await createApiKey(prisma, { organizationId: organization.id, name: 'Seed key', scopes: allScopes() });
-  return { organization: ORGANIZATION, key, seeded };
+  return prisma.$transaction(
+    async (tx) => {
+      const organization = await tx.organization.upsert({ where: { name: ORGANIZATION }, create: { name: ORGANIZATION }, update: {} });
+      const seeded = (await tx.customer.count({ where: { organizationId: organization.id } })) === 0;
+      if (seeded) await seedData(tx, organization.id);
+      const { key } = await createApiKey(tx, { organizationId: organization.id, name: 'Seed key', scopes: allScopes() });
+      return { organization: ORGANIZATION, key, seeded };
+    },
+    // Some 250 statements; on PGlite beside other work that took seconds.
+    { maxWait: 60_000, timeout: 300_000 },
+  );
+}
+
+/**
+ * A first start's claim on the demo: the demo organization, empty, committed before the seed
+ * begins. The seed's transaction gives it its key, so an organization still without one
+ * marks a first start that stopped before its demo was written (demoUnfinished).
+ */
+export async function claimDemo(prisma: PrismaClient): Promise<void> {
+  await prisma.organization.upsert({ where: { name: ORGANIZATION }, create: { name: ORGANIZATION }, update: {} });
+}
+
+/** Whether a first start claimed the demo and never finished it: the next start does. */
+export async function demoUnfinished(prisma: PrismaClient): Promise<boolean> {
+  const organization = await prisma.organization.findUnique({ where: { name: ORGANIZATION }, select: { _count: { select: { apiKeys: true } } } });
+  return organization !== null && organization._count.apiKeys === 0;
 }

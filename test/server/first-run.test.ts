@@ -4,9 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/connection.js';
+import { claimDemo } from '../../src/db/demo-data.js';
 import { call } from '../helpers/api.js';
-import { freshDatabase, unmigratedDatabase } from '../helpers/databases.js';
-import { runNpm, startNpm } from '../helpers/processes.js';
+import { freshDatabase, migratedDatabase, unmigratedDatabase } from '../helpers/databases.js';
+import { runNpm, startNpm, startServer } from '../helpers/processes.js';
 
 describe('first run on the embedded default', () => {
   it('npm start on a fresh folder creates the demo and prints a key that works; the CLI says what to do meanwhile', async () => {
@@ -64,6 +66,35 @@ describe('first run on the embedded default', () => {
     } finally {
       for (const server of servers) await server.stop();
       await postgres.drop();
+      await embedded.drop();
+    }
+  });
+
+  it('a first start stopped while it seeded is finished by the next start: the whole demo, and its key', async () => {
+    // What such a start leaves (the seed is one transaction): every migration, and the demo
+    // organization it claimed before seeding, with nothing in it (test/db/demo-data.test.ts).
+    const embedded = await migratedDatabase('pglite');
+    const db = await openDatabase({ databaseUrl: undefined, dataDir: embedded.env.DATA_DIR! });
+    await claimDemo(db.prisma).finally(() => db.close());
+    try {
+      const server = await startServer({ ...embedded.env, SEED_ON_FIRST_START: '' });
+      try {
+        await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('GraphiQL:');
+        const key = /^\s+(svc_live_\w+)$/m.exec(server.output())![1]!;
+        const customers = await call(`${server.url}/v1/customers?limit=1`, { key });
+        expect(customers.status).toBe(200);
+        expect(customers.body.pagination.total).toBe(40);
+      } finally {
+        expect(await server.stop(), server.output()).toBe(0);
+      }
+      // Finished once: the start after it prints no key.
+      const again = await startServer({ ...embedded.env, SEED_ON_FIRST_START: '' });
+      try {
+        expect(again.output()).not.toContain('First start');
+      } finally {
+        await again.stop();
+      }
+    } finally {
       await embedded.drop();
     }
   });
