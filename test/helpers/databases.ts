@@ -3,7 +3,7 @@
 // (freshDatabase), or already migrated (migratedDatabase): a copy of a template migrated
 // once per set of migrations, since creating a PGlite cluster and migrating it takes seconds.
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -170,6 +170,31 @@ function templateId(migrated = true): string {
   }
   hash.update(JSON.parse(readFileSync(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url), 'utf8')).version);
   return hash.digest('hex').slice(0, 16);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Removes the PGlite folders runs leave behind in `dir` (the temporary folder, in memory where
+ * it is /dev/shm): copies from runs that were killed before they dropped them, and templates
+ * of earlier sets of migrations. Only those untouched for a day, so a run still using one
+ * keeps it. Returns the names removed.
+ */
+export function sweepTestFolders(dir = tmpdir(), now = Date.now()): string[] {
+  const current = new Set([`crm-template-${templateId()}`, `crm-template-unmigrated-${templateId(false)}`]);
+  const removed: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!/^crm-(test|template)-/.test(name) || current.has(name)) continue;
+    const path = join(dir, name);
+    try {
+      if (now - statSync(path).mtimeMs < DAY_MS) continue;
+      rmSync(path, { recursive: true, force: true });
+      removed.push(name);
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+  return removed;
 }
 
 const templates = new Map<DbKind, Promise<string>>();

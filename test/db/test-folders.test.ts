@@ -1,0 +1,25 @@
+// The test suite's own hygiene: PGlite folders left in the temporary folder (in memory on
+// this machine) by killed runs and by earlier sets of migrations are removed once a day old.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ensureTemplate, sweepTestFolders } from '../helpers/databases.js';
+
+describe('test folders', () => {
+  it('a day-old copy or old template is removed; current templates, newer folders and others stay', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sweep-'));
+    try {
+      const current = (await ensureTemplate('pglite')).split('/').at(-1)!;
+      const old = Date.now() / 1000 - 2 * 86_400;
+      for (const name of ['crm-test-killed', 'crm-template-0123456789abcdef', current, 'crm-test-running', 'someone-elses']) {
+        mkdirSync(join(dir, name));
+        if (name !== 'crm-test-running') utimesSync(join(dir, name), old, old);
+      }
+      expect(sweepTestFolders(dir).sort()).toEqual(['crm-template-0123456789abcdef', 'crm-test-killed']);
+      expect(readdirSync(dir).sort()).toEqual([current, 'crm-test-running', 'someone-elses'].sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
