@@ -80,42 +80,39 @@ async function seedData(prisma: Prisma.TransactionClient, organizationId: string
       { description: 'Materials', quantity: 1 + (i % 3), unitAmount: 1250 },
     ].map((line, position) => ({ ...line, position, amount: line.quantity * line.unitAmount, organizationId }));
     const totalAmount = lines.reduce((sum, line) => sum + line.amount, 0);
-    {
-      const tx = prisma;
-      const estimateStatus: QuoteStatus = pick(['draft', 'sent', 'accepted', 'declined']);
-      await tx.estimate.create({
-        data: {
-          organizationId,
-          number: await nextNumber(tx, organizationId, 'estimate'),
-          customerId: customer.id,
-          jobId: job.id,
-          status: estimateStatus,
-          currency: 'GBP',
-          totalAmount,
-          issuedAt: estimateStatus === 'draft' ? null : daysAgo(108 - i * 3),
-          validUntil: daysAgo(78 - i * 3),
-          createdAt: daysAgo(109 - i * 3),
-          lineItems: { createMany: { data: lines.map(({ organizationId: _, ...line }) => line) } },
-        },
-      });
-      const invoiceStatus: InvoiceStatus = pick(['draft', 'sent', 'paid', 'paid']);
-      await tx.invoice.create({
-        data: {
-          organizationId,
-          number: await nextNumber(tx, organizationId, 'invoice'),
-          customerId: customer.id,
-          jobId: job.id,
-          status: invoiceStatus,
-          currency: 'GBP',
-          totalAmount,
-          issuedAt: invoiceStatus === 'draft' ? null : daysAgo(94 - i * 3),
-          dueDate: daysAgo(64 - i * 3),
-          paidAt: invoiceStatus === 'paid' ? daysAgo(80 - i * 3) : null,
-          createdAt: daysAgo(94 - i * 3),
-          lineItems: { createMany: { data: lines.map(({ organizationId: _, ...line }) => line) } },
-        },
-      });
-    }
+    const estimateStatus: QuoteStatus = pick(['draft', 'sent', 'accepted', 'declined']);
+    await prisma.estimate.create({
+      data: {
+        organizationId,
+        number: await nextNumber(prisma, organizationId, 'estimate'),
+        customerId: customer.id,
+        jobId: job.id,
+        status: estimateStatus,
+        currency: 'GBP',
+        totalAmount,
+        issuedAt: estimateStatus === 'draft' ? null : daysAgo(108 - i * 3),
+        validUntil: daysAgo(78 - i * 3),
+        createdAt: daysAgo(109 - i * 3),
+        lineItems: { createMany: { data: lines.map(({ organizationId: _, ...line }) => line) } },
+      },
+    });
+    const invoiceStatus: InvoiceStatus = pick(['draft', 'sent', 'paid', 'paid']);
+    await prisma.invoice.create({
+      data: {
+        organizationId,
+        number: await nextNumber(prisma, organizationId, 'invoice'),
+        customerId: customer.id,
+        jobId: job.id,
+        status: invoiceStatus,
+        currency: 'GBP',
+        totalAmount,
+        issuedAt: invoiceStatus === 'draft' ? null : daysAgo(94 - i * 3),
+        dueDate: daysAgo(64 - i * 3),
+        paidAt: invoiceStatus === 'paid' ? daysAgo(80 - i * 3) : null,
+        createdAt: daysAgo(94 - i * 3),
+        lineItems: { createMany: { data: lines.map(({ organizationId: _, ...line }) => line) } },
+      },
+    });
     if (i % 4 === 0) {
       await prisma.proposal.create({
         data: {
