@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { makeKeys, postLogin } from '../helpers/api.js';
+import { runCliHere } from '../helpers/cli.js';
 import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
-import { runNpm, startServer, type RunningServer } from '../helpers/processes.js';
+import { startServer, type RunningServer } from '../helpers/processes.js';
 import { stopUnderLoad } from '../helpers/shutdown-load.js';
 
 const CLUSTER = { WEB_CONCURRENCY: '2' };
@@ -122,7 +123,8 @@ describe('a cluster of two workers on PostgreSQL (memory rate limits)', () => {
       pids = new Set((await workersOf(server, served)).values());
       if (served.length > 10) throw new Error('the cluster did not spread connections over its workers');
     }
-    const result = await runNpm('cli', ['keys', 'revoke', keys.revoked!], db.env);
+    // The CLI's command, outside the cluster's processes (its process: test/cli).
+    const result = await runCliHere(['keys', 'revoke', keys.revoked!], db.env);
     expect(result.code, result.stderr).toBe(0);
     const after = [];
     for (let i = 0; i < 4; i++) after.push(await get(server.url, '/v1/customers?limit=1', keys.revoked!));
