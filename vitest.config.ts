@@ -1,4 +1,4 @@
-import { mkdirSync, statfsSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statfsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 import SlowestFirst from './test/sequencer.js';
@@ -16,6 +16,7 @@ function inMemory(): string | undefined {
     if (bavail * bsize < 4 * 2 ** 30) return undefined;
     const dir = `${MEMORY_TMP}/crm-tests`;
     mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
     return dir;
   } catch {
     return undefined;

@@ -1,10 +1,12 @@
 // One serving process: open (and, alone, migrate) the database, serve, and shut down
 // gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the
 // database, exit 0). Run by main.ts on its own, or as each worker of a cluster (cluster.ts).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/connection.js';
 import { migrate } from './db/migrator.js';
-import { claimDemo, demoUnfinished, seedDemo } from './db/demo-data.js';
+import { clearDemoOwed, demoOwed, markDemoOwed, seedDemo } from './db/demo-data.js';
 import { startInstance } from './instance.js';
 import { errorFields, type Logger } from './logger.js';
 
@@ -19,18 +21,21 @@ export async function serve(config: Config, log: Logger, { worker = false } = {}
   let db: Database | undefined;
   let firstRun: { organization: string; key: string } | undefined;
   try {
+    // A newcomer's first `npm start`: a fresh embedded folder gets the demo and a ready key,
+    // so nothing else has to run beside the server (which owns the folder). Never on
+    // PostgreSQL, whose first start is a deployment's, not a newcomer's. Owed from the start,
+    // so a first start stopped during its migrations or its seed is finished by the next.
+    const embedded = !config.databaseUrl;
+    if (embedded && !worker && config.seedOnFirstStart && !existsSync(join(config.dataDir, 'PG_VERSION'))) markDemoOwed(config.dataDir);
     // The log hears of read replicas lost and back (db/replicas.ts).
     db = await openDatabase({ ...config, log });
     if (!worker) {
       const applied = await migrate(db.sql, undefined, log);
       log.info('database ready', { database: db.kind, migrations_applied: applied });
-      // A newcomer's first `npm start`: a fresh embedded folder gets the demo and a ready key,
-      // so nothing else has to run beside the server (which owns the folder). Never on
-      // PostgreSQL, whose first start is a deployment's, not a newcomer's. A first start
-      // stopped while it seeded (the seed takes seconds) is finished by the next start.
-      if (db.kind === 'pglite' && config.seedOnFirstStart) {
-        if (applied.some((name) => name.endsWith('_init'))) await claimDemo(db.prisma);
-        if (await demoUnfinished(db.prisma)) firstRun = await seedDemo(db.prisma);
+      // An initialized folder without the schema yet is a first start's too.
+      if (embedded && config.seedOnFirstStart && (demoOwed(config.dataDir) || applied.some((name) => name.endsWith('_init')))) {
+        firstRun = await seedDemo(db.prisma);
+        clearDemoOwed(config.dataDir);
       }
     }
   } catch (error) {
@@ -87,7 +92,7 @@ function printWelcome({ organization, key }: { organization: string; key: string
       `Try it:   curl -H "Authorization: Bearer ${key}" ${base}/v1/customers`,
       `GraphiQL: ${base}/graphql (put the key in its Headers tab)`,
       `API docs: ${base}/v1/docs`,
-      'This happens only on a fresh embedded data folder; SEED_ON_FIRST_START=false turns it off.',
+      'This happens only on a fresh embedded data folder (or the start after one stopped before its demo was written); SEED_ON_FIRST_START=false turns it off.',
       '',
     ].join('\n'),
   );

@@ -1,5 +1,7 @@
 // The demo organization: realistic data in every resource, for `npm run seed` and for the
 // first start of a fresh embedded data folder. Seeding again adds a new key, not more data.
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createApiKey } from '../auth/api-keys.js';
 import { allScopes } from '../auth/scopes.js';
 // The seed key gets every scope: declared as the schema loads.
@@ -149,17 +151,23 @@ export async function seedDemo(prisma: PrismaClient): Promise<{ organization: st
   );
 }
 
+/** A file in the embedded data folder, beside crm.lock: the demo is owed to this folder. */
+const OWED = 'crm.demo-owed';
+
 /**
- * A first start's claim on the demo: the demo organization, empty, committed before the seed
- * begins. The seed's transaction gives it its key, so an organization still without one
- * marks a first start that stopped before its demo was written (demoUnfinished).
+ * Marks a fresh embedded folder as owed the demo, before anything is written to it: a first
+ * start stopped at any point (migrations and seed take seconds on PGlite) leaves the mark, and
+ * the next start writes the demo and prints its key. The seed clears it (clearDemoOwed).
  */
-export async function claimDemo(prisma: PrismaClient): Promise<void> {
-  await prisma.organization.upsert({ where: { name: ORGANIZATION }, create: { name: ORGANIZATION }, update: {} });
+export function markDemoOwed(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(join(dataDir, OWED), '');
 }
 
-/** Whether a first start claimed the demo and never finished it: the next start does. */
-export async function demoUnfinished(prisma: PrismaClient): Promise<boolean> {
-  const organization = await prisma.organization.findUnique({ where: { name: ORGANIZATION }, select: { _count: { select: { apiKeys: true } } } });
-  return organization !== null && organization._count.apiKeys === 0;
+export function demoOwed(dataDir: string): boolean {
+  return existsSync(join(dataDir, OWED));
+}
+
+export function clearDemoOwed(dataDir: string): void {
+  rmSync(join(dataDir, OWED), { force: true });
 }

@@ -58,7 +58,8 @@ async function bodyVariables(request: Request, route: Route): Promise<BodyVariab
 /**
  * The faults of a body sent to an operation that takes none (a transition without input, a
  * restore): ignoring it would let `{"paid_at": ...}` look accepted while the move records its
- * own time. No body, an empty one or `{}` is no body.
+ * own time. No body, an empty one, `{}`, `[]` or `null` (what clients send for "nothing") is
+ * no body.
  */
 async function unwantedBody(request: Request): Promise<FieldError[]> {
   const text = (await readBody(request)).trim();
@@ -69,7 +70,8 @@ async function unwantedBody(request: Request): Promise<FieldError[]> {
   } catch {
     body = undefined;
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ param: 'body', message: 'must be empty: this operation takes no body' }];
+  if (body === null || (Array.isArray(body) && body.length === 0)) return [];
+  if (typeof body !== 'object' || Array.isArray(body)) return [{ param: 'body', message: 'must be empty: this operation takes no body' }];
   return Object.keys(body).map((param) => ({ param, message: 'is not a known field: this operation takes no body' }));
 }
 

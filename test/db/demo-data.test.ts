@@ -1,9 +1,9 @@
 // The demo seed (npm run seed, and a fresh embedded folder's first start) is one transaction,
-// so a seed stopped half-way leaves nothing of itself; a first start's claim on the demo tells
-// the next start to finish it (test/server/first-run.test.ts starts the server on one).
+// so a seed stopped half-way leaves nothing of itself (test/server/first-run.test.ts: the next
+// start writes a demo still owed).
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connection.js';
-import { claimDemo, demoUnfinished, seedDemo } from '../../src/db/demo-data.js';
+import { seedDemo } from '../../src/db/demo-data.js';
 import { migratedDatabase } from '../helpers/databases.js';
 
 describe('the demo seed', () => {
@@ -17,18 +17,13 @@ describe('the demo seed', () => {
       await db.sql.query('CREATE TRIGGER refuse_proposal BEFORE INSERT ON proposals FOR EACH ROW EXECUTE FUNCTION refuse_proposal()');
       await expect(seedDemo(db.prisma)).rejects.toThrow(/no proposals today/);
       for (const table of ['organizations', 'customers', 'jobs', 'emails', 'invoices', 'estimates', 'events', 'api_keys']) expect(await count(table), table).toBe(0);
-      expect(await demoUnfinished(db.prisma)).toBe(false);
 
-      // A first start claims the demo before it seeds; until a seed commits, it is unfinished.
-      await claimDemo(db.prisma);
-      expect(await demoUnfinished(db.prisma)).toBe(true);
       await db.sql.query('DROP TRIGGER refuse_proposal ON proposals');
       const seeded = await seedDemo(db.prisma);
       expect(seeded).toMatchObject({ organization: 'Demo Home Services', seeded: true });
       expect(await count('customers')).toBe(40);
       expect(await count('proposals')).toBe(10);
       expect(await count('api_keys')).toBe(1);
-      expect(await demoUnfinished(db.prisma)).toBe(false);
     } finally {
       await db.close();
       await test.drop();

@@ -3,7 +3,7 @@
 // (freshDatabase), or already migrated (migratedDatabase): a copy of a template migrated
 // once per set of migrations, since creating a PGlite cluster and migrating it takes seconds.
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -218,7 +218,12 @@ export function ensureTemplate(kind: DbKind): Promise<string> {
 /** The PGlite folder to copy: migrated, or (`migrated` false) only initialized. */
 async function pgliteTemplate(migrated = true): Promise<string> {
   const folder = join(tmpdir(), `crm-template-${migrated ? '' : 'unmigrated-'}${templateId(migrated)}`);
-  if (existsSync(join(folder, 'PG_VERSION'))) return folder;
+  if (existsSync(join(folder, 'PG_VERSION'))) {
+    // In use: a run from another checkout (other migrations) sweeps only what a day left alone.
+    const now = new Date();
+    utimesSync(folder, now, now);
+    return folder;
+  }
   const building = mkdtempSync(join(tmpdir(), 'crm-template-building-'));
   try {
     const db = await openDatabase({ databaseUrl: undefined, dataDir: building });

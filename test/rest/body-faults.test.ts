@@ -83,7 +83,7 @@ describe.each(DB_KINDS)('an unknown field in a body, on %s', (kind) => {
     expect(response.body.errors).toEqual([{ param: 'colour', message: 'is not a known field: this operation takes no body' }]);
   });
 
-  it('a transition sent a field is not made; without a body, with an empty one or with {} it is', async () => {
+  it('a transition sent a field is not made; without a body, with an empty one, {}, [] or null it is', async () => {
     const acme = rest(api, api.keys.acme!);
     const customer = (await acme.post('/customers', { name: 'Grace Hopper' })).body;
     const job = (await acme.post('/jobs', { customer_id: customer.id, title: 'Boiler service' })).body;
@@ -99,6 +99,11 @@ describe.each(DB_KINDS)('an unknown field in a body, on %s', (kind) => {
 
     expect((await move('start', { json: {} })).body).toMatchObject({ status: 'in_progress' });
     expect((await move('complete', { body: '', headers: { 'content-type': 'application/json' } })).body).toMatchObject({ status: 'completed' });
+    // The body's fault first, then the move's own (a completed job cannot be cancelled).
+    expect((await move('cancel', { json: [1] })).body.errors).toEqual([{ param: 'body', message: 'must be empty: this operation takes no body' }, { param: 'status', message: 'is completed' }]);
+    expect((await move('cancel', { json: 'now' })).status).toBe(400);
+    // Read as no body: the move itself answers.
+    for (const nothing of [null, []]) expect((await move('cancel', { body: JSON.stringify(nothing), headers: { 'content-type': 'application/json' } })).status, JSON.stringify(nothing)).toBe(409);
     const deleted = await acme.post('/customers', { name: 'Alan Turing' });
     expect((await call(`${api.url}/v1/customers/${deleted.body.id}`, { method: 'DELETE', key: api.keys.acme })).status).toBe(204);
     expect((await call(`${api.url}/v1/customers/${deleted.body.id}/restore`, { method: 'POST', key: api.keys.acme })).status).toBe(200);

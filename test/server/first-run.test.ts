@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/connection.js';
-import { claimDemo } from '../../src/db/demo-data.js';
+import { markDemoOwed } from '../../src/db/demo-data.js';
 import { call } from '../helpers/api.js';
 import { freshDatabase, migratedDatabase, unmigratedDatabase } from '../helpers/databases.js';
 import { runNpm, startNpm, startServer } from '../helpers/processes.js';
@@ -41,12 +40,14 @@ describe('first run on the embedded default', () => {
       expect(code, server.output()).toBe(0);
     }
 
-    // A second start of the same folder prints no new key.
+    // A second start of the same folder prints no new key (looked for once it has stopped: the
+    // welcome would follow "listening").
     const again = await startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: '' });
     try {
+      expect(await again.stop()).toBe(0);
+      expect(again.output()).toContain('"msg":"stopped"');
       expect(again.output()).not.toContain('First start');
     } finally {
-      await again.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 150_000);
@@ -70,12 +71,11 @@ describe('first run on the embedded default', () => {
     }
   });
 
-  it('a first start stopped while it seeded is finished by the next start: the whole demo, and its key', async () => {
-    // What such a start leaves (the seed is one transaction): every migration, and the demo
-    // organization it claimed before seeding, with nothing in it (test/db/demo-data.test.ts).
+  it('a first start stopped after its migrations, before its demo was written, is finished by the next start: the whole demo, and its key', async () => {
+    // What such a start leaves (the seed is one transaction: test/db/demo-data.test.ts): every
+    // migration, no demo, and the folder's mark that it is owed one, made before anything else.
     const embedded = await migratedDatabase('pglite');
-    const db = await openDatabase({ databaseUrl: undefined, dataDir: embedded.env.DATA_DIR! });
-    await claimDemo(db.prisma).finally(() => db.close());
+    markDemoOwed(embedded.env.DATA_DIR!);
     try {
       const server = await startServer({ ...embedded.env, SEED_ON_FIRST_START: '' });
       try {
@@ -87,13 +87,11 @@ describe('first run on the embedded default', () => {
       } finally {
         expect(await server.stop(), server.output()).toBe(0);
       }
-      // Finished once: the start after it prints no key.
+      // Finished once: the start after it prints no key (the welcome follows "listening").
       const again = await startServer({ ...embedded.env, SEED_ON_FIRST_START: '' });
-      try {
-        expect(again.output()).not.toContain('First start');
-      } finally {
-        await again.stop();
-      }
+      expect(await again.stop()).toBe(0);
+      expect(again.output()).toContain('"msg":"stopped"');
+      expect(again.output()).not.toContain('First start');
     } finally {
       await embedded.drop();
     }
