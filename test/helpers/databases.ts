@@ -158,18 +158,25 @@ export async function unmigratedDatabase(kind: DbKind): Promise<TestDatabase> {
   return { kind, env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
+const templateIds = new Map<boolean, string>();
+
 /**
  * Names the templates after what makes them: the migrations, the migrator, and PGlite's
- * version (its folder format), so a changed migration gets a template of its own.
+ * version (its folder format), so a changed migration gets a template of its own. Read once
+ * a process: every copy of a test database asked for it again.
  */
 function templateId(migrated = true): string {
+  let id = templateIds.get(migrated);
+  if (id) return id;
   const hash = createHash('sha256');
   if (migrated) {
     for (const migration of readMigrations()) hash.update(`${migration.name}\0${migration.checksum}\0`);
     hash.update(readFileSync(new URL('../../src/db/migrator.ts', import.meta.url)));
   }
   hash.update(JSON.parse(readFileSync(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url), 'utf8')).version);
-  return hash.digest('hex').slice(0, 16);
+  id = hash.digest('hex').slice(0, 16);
+  templateIds.set(migrated, id);
+  return id;
 }
 
 const DAY_MS = 86_400_000;

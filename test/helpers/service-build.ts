@@ -18,9 +18,9 @@ const STAMP = join(BUILD, '.sources');
 
 const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
 
-function sourcesHash(): string {
+function sourcesHash(sources: string[]): string {
   const hash = createHash('sha256').update('esbuild\0');
-  for (const file of [...walk(join(ROOT, 'src')), join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json')].sort()) {
+  for (const file of [...sources, join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json')].sort()) {
     hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex');
@@ -31,13 +31,14 @@ let built: string | undefined;
 /** The compiled service's entry point, built first if the sources changed since the last build. */
 export function builtService(): string {
   if (built) return built;
-  const hash = sourcesHash();
+  const sources = walk(join(ROOT, 'src'));
+  const hash = sourcesHash(sources);
   if (!existsSync(STAMP) || readFileSync(STAMP, 'utf8') !== hash) {
     // Built aside and moved in whole: a build that fails or races another leaves no half.
     const building = mkdtempSync(join(ROOT, '.test-build-'));
     try {
-      const sources = walk(join(ROOT, 'src')).filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'));
-      buildSync({ entryPoints: sources, outbase: join(ROOT, 'src'), outdir: building, format: 'esm', platform: 'node', target: 'node20', logLevel: 'silent' });
+      const entryPoints = sources.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'));
+      buildSync({ entryPoints, outbase: join(ROOT, 'src'), outdir: building, format: 'esm', platform: 'node', target: 'node20', logLevel: 'silent' });
       writeFileSync(join(building, '.sources'), hash);
       rmSync(BUILD, { recursive: true, force: true });
       renameSync(building, BUILD);
