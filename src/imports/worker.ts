@@ -1,5 +1,6 @@
 // Runs imports in the background, inside the service (no extra process). Every instance runs
-// this loop; an import is taken by one of them at a time: due imports are read without locks,
+// this loop, woken by a new import's NOTIFY (and every second, for one whose holder died);
+// an import is taken by one of them at a time: due imports are read without locks,
 // then one is taken by a statement on its own row that sets a lease only where none is held
 // (as webhook deliveries are; each statement stays within one organization, as Citus needs),
 // so of two instances that read the same import, one takes it. Its rows are written
@@ -261,7 +262,10 @@ export interface Imports {
   stop(): Promise<void>;
 }
 
-export function startImports({ db, log, schema, leaseSeconds = IMPORT_LEASE_SECONDS }: { db: Pick<Database, 'background'>; log: Logger; schema: GraphQLSchema; leaseSeconds?: number }): Imports {
+/** What a new import NOTIFYs (the statement_triggers migration): every instance looks at once. */
+export const IMPORTS_CHANNEL = 'crm_imports';
+
+export function startImports({ db, log, schema, leaseSeconds = IMPORT_LEASE_SECONDS, pollMs = POLL_MS }: { db: Pick<Database, 'background' | 'listen'>; log: Logger; schema: GraphQLSchema; leaseSeconds?: number; pollMs?: number }): Imports {
   // The background connections: requests queueing on the pool must not starve imports.
   const prisma = db.background;
   // One import at a time per instance: the others wait for it or for another instance.
@@ -279,5 +283,17 @@ export function startImports({ db, log, schema, leaseSeconds = IMPORT_LEASE_SECO
     }
   }
 
-  return startBackgroundLoop({ everyMs: POLL_MS, drain, onError: (error) => log.warn('imports could not be claimed', { error: error.message }) });
+  const loop = startBackgroundLoop({ everyMs: pollMs, drain, onError: (error) => log.warn('imports could not be claimed', { error: error.message }) });
+  // Without the notification (lost, or not yet listening) the loop's own timer still finds them.
+  const announced = db.listen(IMPORTS_CHANNEL, { notify: () => loop.wake(), lost: () => undefined }).catch((error: Error) => {
+    log.warn('new imports are found by polling only: LISTEN failed', { error: error.message });
+    return undefined;
+  });
+  return {
+    wake: loop.wake,
+    async stop() {
+      await (await announced)?.close();
+      await loop.stop();
+    },
+  };
 }

@@ -1,7 +1,8 @@
 // install_resource_triggers (migration 20261127000000_resource_triggers): the one line a
-// resource's migration needs for its triggers. It must make exactly what the earlier
-// migrations wrote by hand for each table, and a table given them behaves as a resource:
-// versions and the change sequence stamped, its totals kept, its events written at commit.
+// resource's migration needs for its triggers (its current version: statement_triggers). It
+// must make exactly what the existing tables have, and a table given them behaves as a
+// resource: versions and the change sequence stamped, its totals kept, its events written in
+// its transaction and seen by others only once it commits.
 // With TEST_CITUS_URL the database is distributed (Citus): the table is then distributed too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
@@ -51,13 +52,17 @@ describe.each(DB_KINDS)('install_resource_triggers on %s', (kind) => {
     expect(await migrate(db.sql, [...readMigrations(), ...scratch])).toEqual([name]);
   };
 
-  it.each(EXISTING)('makes the three triggers $table has, to the letter', async ({ table, args }) => {
+  it.each(EXISTING)('makes the triggers $table has, to the letter', async ({ table, args }) => {
     const copy = `scratch_${table}`;
     await migration(`CREATE TABLE ${copy} (LIKE ${table}); SELECT install_resource_triggers('${copy}', ${args});`);
     const expected = (await triggerDefs(table)).map((def) =>
       def.replace(new RegExp(`^(CREATE (?:CONSTRAINT )?TRIGGER )${table}_| ON (public\\.)?${table} `, 'g'), (match) => match.replace(table, copy)),
     );
-    expect(expected).toHaveLength(3);
+    // Per row on Citus (it refuses statement triggers); per statement elsewhere, except the
+    // events of a table with lines (written at commit, when the lines are there).
+    const perStatement = citus ? 0 : table === 'invoices' ? 3 : 5;
+    expect(expected.filter((def) => def.includes('FOR EACH STATEMENT'))).toHaveLength(perStatement);
+    expect(expected).toHaveLength(citus ? 3 : table === 'invoices' ? 5 : 6);
     expect(await triggerDefs(copy)).toEqual(expected);
   });
 
@@ -110,7 +115,7 @@ describe.each(DB_KINDS)('install_resource_triggers on %s', (kind) => {
         )).map((row) => [row.status, Number(row.count)]),
       );
 
-    // The event is written when the transaction commits, not before; the record is stamped at once.
+    // The record is stamped at once; its event is seen by others once the transaction commits.
     const noteId = await db.prisma.$transaction(async (tx) => {
       // RETURNING kind::text, as Prisma reads an enumeration (on Citus it needs the immutable cast).
       const [note] = await tx.$queryRawUnsafe<{ id: string; kind: string; version: number; change_seq: bigint }[]>(
@@ -118,7 +123,8 @@ describe.each(DB_KINDS)('install_resource_triggers on %s', (kind) => {
         organizationId, customerId, 'Called',
       );
       expect(note).toMatchObject({ kind: 'call', version: 1 });
-      expect(await tx.$queryRawUnsafe<unknown[]>("SELECT 1 FROM events WHERE organization_id = $1::uuid AND resource = 'scratch_note'", organizationId)).toEqual([]);
+      // (PGlite has one connection: a second would wait for this transaction.)
+      if (kind === 'postgres') expect(await db.sql.query("SELECT 1 FROM events WHERE organization_id = $1 AND resource = 'scratch_note'", [organizationId])).toEqual([]);
       return note!.id;
     });
     expect(await events()).toEqual([{ seq: await counter(), type: 'scratch_note.created', body: 'Called', previous: null }]);
