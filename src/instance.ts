@@ -17,6 +17,7 @@ import { schema } from './schema/index.js';
 import { startDeliveries } from './webhooks/delivery.js';
 // CSV imports: each instance's loop writes leased imports in the background.
 import { startImports } from './imports/worker.js';
+import { createForeground } from './http/foreground.js';
 import { lazySecretBox } from './webhooks/secrets.js';
 import { counterInPrimary, throttlesInPrimary } from './cluster/shared.js';
 
@@ -50,7 +51,9 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
   const box = lazySecretBox(db.prisma, config.webhooks.secretKey);
   const events = createEventHub(db, log);
   const deliveries = startDeliveries({ db, hub: events, log, schema, box, config: config.webhooks });
-  const imports = startImports({ db, log, schema });
+  // Imports give way to the requests this instance serves (http/foreground.ts).
+  const foreground = createForeground();
+  const imports = startImports({ db, log, schema, foreground });
   const stopPurges = [
     scheduleTombstonePurge(db.prisma, config.tombstoneRetentionDays, log),
     scheduleEventPurge(db.prisma, config.eventRetentionDays, log),
@@ -70,6 +73,7 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
     requestLogs,
   });
   const server = createServer((req, res) => {
+    res.once('close', foreground.enter());
     if (stopping) late.add(req);
     void app(req, res);
   });

@@ -62,4 +62,36 @@ describe.each(DB_KINDS)('insertRows on %s', (kind) => {
     const read = await db.prisma.customer.findMany({ where: { organizationId }, orderBy: { changeSeq: 'asc' } });
     expect(read.map((r) => ({ ...r }))).toEqual(records);
   });
+  it('writes every value as Prisma would: text an array literal would misread, JSON, enumerations, times, integers and nulls', async () => {
+    // The rows travel as one array per column: each value must arrive as itself.
+    const awkward = ['NULL', 'a,b', '{braces}', 'quote " and \\ backslash', "it's", ' padded ', 'ünïcødé ✓', ''];
+    const customers = await db.prisma.$transaction((tx) =>
+      insertRows(tx, 'Customer', 'customers', awkward.map((name, i) => ({ organizationId, name: name || 'empty', email: i % 2 ? null : `c${i}@rows.example`, metadata: { note: name, nested: '{"x": "\\"}' } }))),
+    );
+    expect(customers.map((c) => [c.name, c.email, c.metadata])).toEqual(
+      awkward.map((name, i) => [name || 'empty', i % 2 ? null : `c${i}@rows.example`, { note: name, nested: '{"x": "\\"}' }]),
+    );
+    const customerId = String(customers[0]!.id);
+    const at = new Date('2026-11-27T10:11:12.345Z');
+    const jobs = await db.prisma.$transaction((tx) =>
+      insertRows(tx, 'Job', 'jobs', [
+        { organizationId, customerId, title: 'Later', status: 'in_progress', scheduledAt: at },
+        { organizationId, customerId, title: 'Unscheduled', scheduledAt: null },
+        { organizationId, customerId, title: 'Done', status: 'completed', scheduledAt: at, completedAt: at },
+      ]),
+    );
+    expect(jobs.map((j) => [j.title, j.status, j.scheduledAt, j.completedAt ?? null])).toEqual([
+      ['Later', 'in_progress', at, null],
+      ['Unscheduled', 'scheduled', null, null],
+      ['Done', 'completed', at, at],
+    ]);
+    const proposals = await db.prisma.$transaction((tx) =>
+      insertRows(tx, 'Proposal', 'proposals', [{ organizationId, customerId, title: 'P', totalAmount: 2_000_000_000, currency: 'EUR' }]),
+    );
+    expect(proposals.map((p) => [p.totalAmount, p.currency, p.status])).toEqual([[2_000_000_000, 'EUR', 'draft']]);
+    // Each in the order given, with change numbers in that order.
+    expect(jobs.map((j) => j.changeSeq)).toEqual([...jobs.map((j) => j.changeSeq as bigint)].sort((a, b) => (a < b ? -1 : 1)));
+    const read = await db.prisma.job.findMany({ where: { organizationId }, orderBy: { changeSeq: 'asc' } });
+    expect(read.map((r) => ({ ...r }))).toEqual(jobs);
+  });
 });

@@ -3,14 +3,15 @@
 // import over resumes at the first uncommitted row. Each row is written once (mode create:
 // no duplicates), and the import ends with exactly one import.completed event.
 import { describe, expect, it } from 'vitest';
-import { chunkHooks } from '../../src/imports/worker.js';
+import { CHUNK_ROWS, chunkHooks } from '../../src/imports/worker.js';
 import { call, rest, serveInProcess, startApi, type ServedInstance } from '../helpers/api.js';
 import { DB_KINDS } from '../helpers/databases.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 const LOCAL = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_TIMEOUT_MS: '2000', RATE_LIMIT_MAX: '5000', RATE_LIMIT_WINDOW_SECONDS: '86400' };
-const ROWS = 250;
-const BAD = new Set([50, 150]);
+// Two chunks and a half; a bad row in each of the first two.
+const ROWS = 2.5 * CHUNK_ROWS;
+const BAD = new Set([CHUNK_ROWS / 2, 1.5 * CHUNK_ROWS]);
 
 describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
   it('resumes on another instance at the first uncommitted chunk: each row written once, one import.completed', async () => {
@@ -20,11 +21,11 @@ describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
     try {
       const endpoint = await rest(api, api.keys.acme!).post('/webhook_endpoints', { url: `${receiver.url}/hook`, event_types: ['import.completed'] });
       expect(endpoint.status).toBe(201);
-      // The first instance dies in its second chunk (rows 101-200): after the chunk's writes, before its commit.
+      // The first instance dies in its second chunk: after the chunk's writes, before its commit.
       let crashed!: () => void;
       const crash = new Promise<void>((resolve) => (crashed = resolve));
       chunkHooks.beforeCommit = (job) => {
-        if (job.nextRow !== 101) return;
+        if (job.nextRow !== CHUNK_ROWS + 1) return;
         crashed();
         throw new Error('the instance was killed mid-chunk');
       };
@@ -41,7 +42,7 @@ describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
           "SELECT next_row, created, failed, (SELECT count(*)::int FROM customers) AS customers FROM imports WHERE id = $1",
           [started.body.id],
         );
-        expect(left).toEqual({ next_row: 101, created: 99, failed: 1, customers: 99 });
+        expect(left).toEqual({ next_row: CHUNK_ROWS + 1, created: CHUNK_ROWS - 1, failed: 1, customers: CHUNK_ROWS - 1 });
         // The dead instance's lease runs out (instead of waiting out its minute).
         await db.sql.query("UPDATE imports SET lease_until = now() - interval '1 second'");
       });
@@ -50,7 +51,7 @@ describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
 
       const result = await call(`${second.url}/v1/imports/${started.body.id}`, { key: api.keys.acme });
       expect(result.body).toMatchObject({ status: 'completed', total: ROWS, created: ROWS - BAD.size, updated: 0, failed: BAD.size });
-      expect(result.body.errors.map((e: { row: number; param: string }) => [e.row, e.param])).toEqual([[50, 'email'], [150, 'email']]);
+      expect(result.body.errors.map((e: { row: number; param: string }) => [e.row, e.param])).toEqual([...BAD].map((row) => [row, 'email']));
       const [counts] = await second.sql.query<{ customers: number; names: number; created: number; completed: number }>(
         `SELECT (SELECT count(*)::int FROM customers) AS customers, (SELECT count(DISTINCT name)::int FROM customers) AS names,
                 (SELECT count(*)::int FROM events WHERE type = 'customer.created') AS created,
