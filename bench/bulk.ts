@@ -220,6 +220,21 @@ async function importOf(url: string, agent: http.Agent, key: string, csv: string
   return { seconds: (ended - begun) / 1000, importSeconds: (Date.parse(current.completed_at!) - Date.parse(current.created_at)) / 1000, overlapped };
 }
 
+/**
+ * `VACUUM organization_counters, record_counts` before each row: every write updates their
+ * rows, and this server runs without autovacuum (a production server vacuums them as it
+ * goes); without it each row would start on the dead versions the rows before it left.
+ */
+async function vacuumCounters(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('VACUUM organization_counters, record_counts');
+  } finally {
+    await client.end();
+  }
+}
+
 /** Rows 1 to 3 against the running service, in this order; the other organization's creates around row 3. */
 export async function serviceRows(url: string, data: BenchData, otherKey: string, { rows, connections, probes }: { rows: number; connections: number; probes: number }): Promise<{ rows: BulkRow[]; probes: Probes; importSeconds: number }> {
   const key = data.keys[0]!;
@@ -227,6 +242,7 @@ export async function serviceRows(url: string, data: BenchData, otherKey: string
 
   const singles = Array.from({ length: rows }, (_, i) => JSON.stringify(customer('single', i)));
   console.log(`single creates: ${rows} over ${connections} connections...`);
+  await vacuumCounters(data.databaseUrl);
   const single = await sampling(data.databaseUrl, () => drive(url, key, '/v1/customers', singles, connections, (a) => a.status === 201));
   // Only what was written counts: a failed call's records are not in the rate.
   const { ok: singleOk, ...singleRun } = single.result;
@@ -245,6 +261,7 @@ export async function serviceRows(url: string, data: BenchData, otherKey: string
       batches.push(JSON.stringify({ items }));
     }
     console.log(`batches: ${batches.length} calls of ${BATCH_SIZE} over ${over} connection(s)...`);
+    await vacuumCounters(data.databaseUrl);
     const allCreated = (a: Answer) => a.status === 200 && (JSON.parse(a.text) as { results: Array<{ status: number }> }).results.every((r) => r.status === 201);
     const batch = await sampling(data.databaseUrl, () => drive(url, key, '/v1/customers/batch', batches, over, allCreated));
     const { ok, ...run } = batch.result;
@@ -256,10 +273,12 @@ export async function serviceRows(url: string, data: BenchData, otherKey: string
   // The import alone (the row beside COPY), then a second import of as many rows (tag
   // `import2`) while the other organization's creates are timed, after the same creates idle.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+  await vacuumCounters(data.databaseUrl);
   const alone = await sampling(data.databaseUrl, () => importOf(url, agent, key, csvOf('import', rows), rows));
   console.log(`other organization: ${probes} sequential creates, idle...`);
   const idle = await probe(url, otherKey, 'idle', probes);
   let during: Probes['during'] | undefined;
+  await vacuumCounters(data.databaseUrl);
   const beside = await importOf(url, agent, key, csvOf('import2', rows), rows, async () => {
     console.log(`import running; other organization: ${probes} sequential creates...`);
     during = await probe(url, otherKey, 'during', probes);

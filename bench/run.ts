@@ -791,7 +791,7 @@ async function bulk() {
     `${count} customers per row (the issue names 100,000; \`--rows N\`), each row into the same organization, which held 1,000 customers at the start (seeded in ${seedSeconds} s) and the rows before it at each row's start; ` +
       `single calls over ${connections} keep-alive connections, batches over as many and then over one (tags batch and batch1 below), every call timed by the bench; each customer has a name, e-mail, phone and external_id (unique in the organization). ` +
       `The service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process, default pool (10 connections, and 2 background ones the import runs on), RATE_LIMIT_MAX=1000000000; ` +
-      `COPY with the service stopped, after VACUUM organizations, record_counts. "sessions active" / "waiting on a lock" / "idle in transaction": pg_stat_activity of the bench database sampled every 100 ms during the row (client sessions, the sampler left out). ` +
+      `Each service row and COPY start after VACUUM organization_counters, record_counts (this server runs without autovacuum); COPY with the service stopped. "sessions active" / "waiting on a lock" / "idle in transaction": pg_stat_activity of the bench database sampled every 100 ms during the row (client sessions, the sampler left out). ` +
       `Node ${process.version}; 1-minute load average ${loadBefore} before the service rows, ${loadAfterService} after them, ${loadavg()[0]!.toFixed(1)} after COPY (${cpus().length} CPUs, shared with other work: the service, PostgreSQL and the bench process on the same 2 cores).`,
   ]);
   mkdirSync('bench/results', { recursive: true });
@@ -854,7 +854,7 @@ async function limits() {
       `the service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process, RATE_LIMIT_MAX=1000000000; each reference one process with a pool of 10 connections, as the service's default. ` +
       `Node ${process.version}; 1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with the load generator, PostgreSQL and any other work on the machine).`,
     REFERENCES_NOTE,
-    `"${CREATE_WITHOUT_EVENT}": the one-statement INSERT with \`ALTER TABLE customers DISABLE TRIGGER customers_event\` for its row only: the change sequence and the count triggers still run, the deferred event trigger (the event row, webhook deliveries, NOTIFY) does not; the service's create is read against the references that write the event, as it does.`,
+    `"${CREATE_WITHOUT_EVENT}": the one-statement INSERT with \`ALTER TABLE customers DISABLE TRIGGER customers_event\` for its row only: the change sequence and the count triggers still run, the event trigger (the event row, webhook deliveries, NOTIFY) does not; the service's create is read against the references that write the event, as it does.`,
   ], limitsTargets(rows, list, NESTED, 'REST create'));
 }
 

@@ -22,6 +22,15 @@
 -- A record's change as its event announces it (what record_changes builds, per row).
 CREATE TYPE record_change AS (organization_id uuid, record_id uuid, seq bigint, kind text, object jsonb, previous jsonb);
 
+-- A new event's id: evt_ and 32 hex digits, the first 12 the clock's milliseconds, the rest
+-- random. New events then go to the end of the events' primary key (organization, id), not
+-- anywhere in it: with half a million events, 100 random ids took 5 to 6 ms to insert, 100
+-- growing ones 3.7 (EXPLAIN ANALYZE; 2 ms into an empty table).
+CREATE FUNCTION new_event_id() RETURNS text LANGUAGE sql VOLATILE AS $$
+  SELECT 'evt_' || lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0')
+    || substr(replace(gen_random_uuid()::text, '-', ''), 13)
+$$;
+
 -- Writes the events of `changes` (in their order), their webhook deliveries and a NOTIFY
 -- for each, as record_event does for one record.
 CREATE FUNCTION write_record_events(item text, changes record_change[]) RETURNS void LANGUAGE plpgsql AS $$
@@ -31,7 +40,7 @@ DECLARE
 BEGIN
   WITH written AS (
     INSERT INTO events (organization_id, id, seq, type, resource, record_id, object, previous, request_id)
-    SELECT c.organization_id, 'evt_' || replace(gen_random_uuid()::text, '-', ''), c.seq, item || '.' || c.kind, item, c.record_id, c.object, c.previous, request
+    SELECT c.organization_id, new_event_id(), c.seq, item || '.' || c.kind, item, c.record_id, c.object, c.previous, request
     FROM unnest(changes) WITH ORDINALITY AS c
     ORDER BY c.ordinality
     RETURNING organization_id, id, seq, type, record_id
