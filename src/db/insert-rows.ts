@@ -2,9 +2,6 @@
 // createManyAndReturn compiles and interprets every call: for 100 customers it took about three
 // times the INSERT itself (bench `bulk`), so the statement is written here, from the model's
 // fields and the table's own column types, and Prisma runs it raw in the caller's transaction.
-// The rows travel as one array per column (`INSERT ... SELECT FROM unnest(...)`): the same
-// statement text for every batch of the same columns, planned in a fraction of a VALUES
-// list's time, with a parameter per column instead of one per value.
 // What Prisma fills in on a create is filled in here: a new UUID v7 id (every model declares
 // `@default(uuid(7))`), and the time of the write for `@updatedAt` and `@default(now())`
 // (Prisma sets both to the same instant); any other value a row leaves out is the column's
@@ -20,8 +17,6 @@ interface Column {
   type: string;
   /** `@updatedAt` or `@default(now())`: the time of the write, the same in both, as Prisma sets them. */
   now: boolean;
-  /** The column's DEFAULT expression (NULL when it has none): what a row that leaves the field out gets. */
-  fallback: string;
 }
 
 /** Columns are named as their fields in snake case (the schema's convention; `columnsOf` checks it). */
@@ -35,23 +30,21 @@ function columnsOf(tx: Pick<Tx, '$queryRawUnsafe'>, model: string, table: string
   const cached = known.get(table);
   if (cached) return cached;
   const columns = (async () => {
-    const rows = await tx.$queryRawUnsafe<Array<{ name: string; type: string; fallback: string }>>(
+    const rows = await tx.$queryRawUnsafe<Array<{ name: string; type: string }>>(
       // The type by its name, without a length: a cast to char(3) would cut a longer value
       // that the column itself refuses (char(3) is named `bpchar`).
-      `SELECT a.attname::text AS name, quote_ident(n.nspname) || '.' || quote_ident(t.typname) AS type,
-              coalesce(pg_get_expr(d.adbin, d.adrelid), 'NULL') AS fallback
+      `SELECT a.attname::text AS name, quote_ident(n.nspname) || '.' || quote_ident(t.typname) AS type
          FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid JOIN pg_namespace n ON n.oid = t.typnamespace
-         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped`,
       quoted(table),
     );
-    const byName = new Map(rows.map((row) => [row.name, row]));
+    const types = new Map(rows.map((row) => [row.name, row.type]));
     return getDatamodel().datamodel.models[model]!.fields.filter((field) => field.kind !== 'object').map((field) => {
-      const found = byName.get(snake(field.name));
-      if (!found) throw new Error(`${model}.${field.name} has no column ${snake(field.name)} in ${table}`);
+      const type = types.get(snake(field.name));
+      if (!type) throw new Error(`${model}.${field.name} has no column ${snake(field.name)} in ${table}`);
       // Parameters are strings, numbers, Dates and JSON; these would need encodings of their own.
       if (field.isList || field.type === 'Decimal' || field.type === 'Bytes') throw new Error(`${model}.${field.name} (${field.type}${field.isList ? '[]' : ''}) cannot be written by insertRows`);
-      return { field: field.name, column: snake(field.name), type: found.type, fallback: found.fallback, now: field.isUpdatedAt === true || (field.type === 'DateTime' && field.hasDefaultValue === true) };
+      return { field: field.name, column: snake(field.name), type, now: field.isUpdatedAt === true || (field.type === 'DateTime' && field.hasDefaultValue === true) };
     });
   })();
   known.set(table, columns);
@@ -89,26 +82,17 @@ export async function insertRows(tx: Pick<Tx, '$queryRawUnsafe'>, model: string,
   const stamps = Object.fromEntries(columns.filter((c) => c.now).map((c) => [c.field, now]));
   const filled = rows.map((row): Record<string, unknown> => ({ ...stamps, ...row, id: row.id ?? uuidV7(now.getTime()) }));
   const written = columns.filter((c) => filled.some((row) => row[c.field] !== undefined));
-  // One array per column, in the rows' order. A column some rows leave out also gets an array
-  // of which rows gave it: the others get its DEFAULT, as in a VALUES list.
   const params: unknown[] = [];
-  const arrays: string[] = [];
-  const names: string[] = [];
-  const selected = written.map((c, i) => {
-    params.push(filled.map((row) => (row[c.field] === undefined ? null : parameter(row[c.field]))));
-    arrays.push(`$${params.length}::${c.type}[]`);
-    names.push(`c${i}`);
-    if (filled.every((row) => row[c.field] !== undefined)) return `u.c${i}`;
-    params.push(filled.map((row) => row[c.field] !== undefined));
-    arrays.push(`$${params.length}::boolean[]`);
-    names.push(`given${i}`);
-    return `CASE WHEN u.given${i} THEN u.c${i} ELSE ${c.fallback} END`;
+  const values = filled.map((row) => {
+    const cells = written.map((c) => {
+      if (row[c.field] === undefined) return 'DEFAULT';
+      params.push(parameter(row[c.field]));
+      return `$${params.length}::${c.type}`;
+    });
+    return `(${cells.join(', ')})`;
   });
-  // Rows are written (and their change numbers taken) in the order given.
   const inserted = await tx.$queryRawUnsafe<Array<Record<string, unknown>>>(
-    `INSERT INTO ${quoted(table)} (${written.map((c) => quoted(c.column)).join(', ')})
-     SELECT ${selected.join(', ')} FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS u(${names.join(', ')}, n) ORDER BY u.n
-     RETURNING ${columns.map((c) => quoted(c.column)).join(', ')}`,
+    `INSERT INTO ${quoted(table)} (${written.map((c) => quoted(c.column)).join(', ')}) VALUES ${values.join(', ')} RETURNING ${columns.map((c) => quoted(c.column)).join(', ')}`,
     ...params,
   );
   // RETURNING's order is PostgreSQL's to choose: the rows are put back in order by their ids.

@@ -63,7 +63,7 @@ describe.each(DB_KINDS)('insertRows on %s', (kind) => {
     expect(read.map((r) => ({ ...r }))).toEqual(records);
   });
   it('writes every value as Prisma would: text an array literal would misread, JSON, enumerations, times, integers and nulls', async () => {
-    // The rows travel as one array per column: each value must arrive as itself.
+    // Every value arrives as itself, whatever it holds.
     const awkward = ['NULL', 'a,b', '{braces}', 'quote " and \\ backslash', "it's", ' padded ', 'ünïcødé ✓', ''];
     const customers = await db.prisma.$transaction((tx) =>
       insertRows(tx, 'Customer', 'customers', awkward.map((name, i) => ({ organizationId, name: name || 'empty', email: i % 2 ? null : `c${i}@rows.example`, metadata: { note: name, nested: '{"x": "\\"}' } }))),
