@@ -17,7 +17,7 @@ import { schema } from './schema/index.js';
 import { startDeliveries } from './webhooks/delivery.js';
 // CSV imports: each instance's loop writes leased imports in the background.
 import { startImports } from './imports/worker.js';
-import { createForeground } from './http/foreground.js';
+import { countsAsForeground, createForeground } from './http/foreground.js';
 import { lazySecretBox } from './webhooks/secrets.js';
 import { counterInPrimary, throttlesInPrimary } from './cluster/shared.js';
 
@@ -73,7 +73,7 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
     requestLogs,
   });
   const server = createServer((req, res) => {
-    res.once('close', foreground.enter());
+    if (countsAsForeground(req.headers.accept)) res.once('close', foreground.enter());
     if (stopping) late.add(req);
     void app(req, res);
   });

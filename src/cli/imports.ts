@@ -35,13 +35,14 @@ export async function importFile(args: string[], terminal: Terminal, usage: (mes
   return withDatabase(terminal, async ({ prisma }) => {
     const organization = await prisma.organization.findUnique({ where: { name: org } });
     if (!organization) throw new Error(`no organization named "${org}"`);
-    const { id } = await prisma.import.create({ data: { organizationId: organization.id, ...stored, requestId: 'cli' } });
+    // Made and claimed in one transaction: the running servers it is announced to (at commit)
+    // find it leased to this process.
+    const job = await prisma.$transaction(async (tx) => {
+      const { id } = await tx.import.create({ data: { organizationId: organization.id, ...stored, requestId: 'cli' } });
+      return (await claimImport(tx, undefined, { organizationId: organization.id, id }))!;
+    });
+    const { id } = job;
     terminal.err(`Import ${id}: ${stored.total} rows of ${resource} (${mode}).`);
-    const job = await claimImport(prisma, undefined, { organizationId: organization.id, id });
-    if (!job) {
-      terminal.err('A running server took it first: follow it at GET /v1/imports/' + id);
-      return 0;
-    }
     const log = createLogger('warn', (line) => terminal.err(line.trimEnd()));
     await runImport(prisma, schema, job, log);
     const done = await prisma.import.findUniqueOrThrow({ where: { organizationId_id: { organizationId: organization.id, id } } });

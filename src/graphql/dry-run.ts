@@ -1,7 +1,7 @@
 // Dry runs execute the operation in one database transaction that is always rolled back:
 // every write takes its real code path (validation, rules, 409/412, numbering, change
-// sequences, counts), and nothing it wrote is kept. Events, deliveries and notifications
-// are written by triggers and NOTIFY at commit, so none exists after a rollback; the
+// sequences, counts), and nothing it wrote is kept. Events and deliveries are written by
+// triggers in the transaction and NOTIFY is sent at commit, so none exists after a rollback; the
 // request's Idempotency-Key is not recorded (server.ts). No second code path to keep true.
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from '../context.js';

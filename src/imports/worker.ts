@@ -95,7 +95,7 @@ const jobOf = (row: Claimed): ImportJob => ({
 });
 
 /** Takes an import that is due (pending, or running with an expired lease), or the one named. */
-export async function claimImport(prisma: PrismaClient, leaseSeconds = IMPORT_LEASE_SECONDS, only?: { organizationId: string; id: string }): Promise<ImportJob | undefined> {
+export async function claimImport(prisma: Pick<PrismaClient, '$queryRaw'>, leaseSeconds = IMPORT_LEASE_SECONDS, only?: { organizationId: string; id: string }): Promise<ImportJob | undefined> {
   if (only) return take(prisma, only, leaseSeconds);
   // Candidates another instance takes first are leased when read again: each round has fewer.
   for (let round = 0; round < 3; round++) {
@@ -118,7 +118,7 @@ export async function claimImport(prisma: PrismaClient, leaseSeconds = IMPORT_LE
  * instance holds it, or is writing a chunk of it right now (its row is locked: skipped, not
  * waited for; within one organization, Citus runs FOR UPDATE on its node).
  */
-async function take(prisma: PrismaClient, { organizationId, id }: { organizationId: string; id: string }, leaseSeconds: number): Promise<ImportJob | undefined> {
+async function take(prisma: Pick<PrismaClient, '$queryRaw'>, { organizationId, id }: { organizationId: string; id: string }, leaseSeconds: number): Promise<ImportJob | undefined> {
   const [row] = await prisma.$queryRaw<Claimed[]>`
     WITH due AS (
       SELECT c.id FROM imports c
@@ -305,8 +305,8 @@ export function startImports({ db, log, schema, leaseSeconds = IMPORT_LEASE_SECO
   return {
     wake: loop.wake,
     async stop() {
-      await (await announced)?.close();
       await loop.stop();
+      await (await announced)?.close();
     },
   };
 }

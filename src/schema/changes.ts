@@ -35,8 +35,8 @@ export type Db = Pick<TenantClient, Delegate>;
 const named = new WeakMap<object, string>();
 
 /**
- * Names the request in the transaction `tx`: the events its changes write (a trigger, at
- * commit) record it as `request_id`. A batch names its transaction once, before its first
+ * Names the request in the transaction `tx`: the events its changes write (triggers, as each
+ * statement ends or at commit) record it as `request_id`. A batch names its transaction once, before its first
  * savepoint (a rolled-back savepoint would take a SET LOCAL made in it along), and its
  * writes then skip the statement.
  */

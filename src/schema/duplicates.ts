@@ -204,6 +204,18 @@ function requireChildScopes(ctx: Context): void {
   }
 }
 
+/**
+ * The tables whose events are written when the transaction commits (a deferred event trigger:
+ * those with lines, and every table on Citus); the others' are written as each statement
+ * ends (see the statement_triggers migration).
+ */
+async function tablesWithEventsAtCommit(tx: Tx): Promise<Set<string>> {
+  const rows = await tx.$queryRaw<Array<{ table: string }>>`
+    SELECT c.relname::text AS table FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+    WHERE t.tgdeferrable AND NOT t.tgisinternal AND t.tgname = c.relname || '_event'`;
+  return new Set(rows.map((row) => row.table));
+}
+
 interface Movable {
   updateMany(args: object): Promise<{ count: number }>;
 }
@@ -244,10 +256,15 @@ async function mergeCustomers(ctx: Context, target: string, sourceIds: readonly 
       await tx.$executeRaw`SELECT 1 FROM ${Prisma.raw(child.table)} WHERE organization_id = ${organizationId}::uuid AND customer_id IN (${uuids(sources)}) FOR UPDATE`;
     }
     // Deleted children move too: restored later, they come back beside the customer kept.
-    for (const child of children) {
-      await (tx[child.delegate as keyof Tx] as unknown as Movable).updateMany({ where: { customerId: { in: sources }, deletedAt: undefined }, data: { customerId: targetId } });
-    }
+    const move = (child: (typeof children)[number]) =>
+      (tx[child.delegate as keyof Tx] as unknown as Movable).updateMany({ where: { customerId: { in: sources }, deletedAt: undefined }, data: { customerId: targetId } });
+    // Events written at commit (records with lines) must come from the last changes: their
+    // numbers then follow those of the events written as each statement ended, and so do
+    // their times and notifications.
+    const atCommit = await tablesWithEventsAtCommit(tx);
+    for (const child of children.filter((one) => !atCommit.has(one.table))) await move(child);
     await tx.customer.updateMany({ where: { id: { in: sources } }, data: { deletedAt: new Date() } });
+    for (const child of children.filter((one) => atCommit.has(one.table))) await move(child);
     return tx.customer.findFirst({ ...query, where: { id: targetId } });
   });
 }

@@ -66,7 +66,7 @@ describe.each(DB_KINDS)('install_resource_triggers on %s', (kind) => {
     expect(await triggerDefs(copy)).toEqual(expected);
   });
 
-  it('gives a new tenant table versions, the change sequence, totals by its split column and events at commit', async () => {
+  it('gives a new tenant table versions, the change sequence, totals by its split column and events seen once committed', async () => {
     // What a resource's migration holds, as Prisma's diff writes it: the table, its indexes,
     // the one line, then its named foreign keys (on Citus the line must come before them:
     // a local table may not refer to customers).
@@ -160,5 +160,52 @@ describe.each(DB_KINDS)('install_resource_triggers on %s', (kind) => {
     ]);
     expect(log[2]!.previous).toEqual({ body: 'Called' });
     expect(log[3]!.previous).toEqual({ kind: 'call' });
+  });
+  it('keeps totals and events exact through statements of many rows over two organizations', async () => {
+    const organizations = await Promise.all(['Rows A', 'Rows B'].map(async (name) => (await db.prisma.organization.create({ data: { name: `${name} ${kind}` } })).id));
+    const customers = await Promise.all(organizations.map(async (organizationId) => (await db.prisma.customer.create({ data: { organizationId, name: 'Owner' } })).id));
+    /** The totals as kept, against the totals counted from the rows themselves (zero totals left out). */
+    const totals = async () => {
+      const kept = await db.sql.query<{ organization_id: string; status: string; count: string | number }>(
+        "SELECT organization_id, status, count FROM record_counts WHERE resource = 'jobs' AND organization_id = ANY($1::uuid[]) AND count <> 0 ORDER BY 1, 2",
+        [organizations],
+      );
+      const counted = await db.sql.query<{ organization_id: string; status: string; count: string | number }>(
+        'SELECT organization_id, status::text AS status, count(*) AS count FROM jobs WHERE deleted_at IS NULL AND organization_id = ANY($1::uuid[]) GROUP BY 1, 2 ORDER BY 1, 2',
+        [organizations],
+      );
+      const plain = (rows: typeof kept) => rows.map((row) => `${row.organization_id} ${row.status} ${Number(row.count)}`);
+      expect(plain(kept)).toEqual(plain(counted));
+      return plain(kept).length;
+    };
+    const jobEvents = async () => Number((await db.sql.query<{ n: string | number }>("SELECT count(*) AS n FROM events WHERE resource = 'job' AND organization_id = ANY($1::uuid[])", [organizations]))[0]!.n);
+
+    // One INSERT: three jobs in each organization, in several statuses.
+    await db.sql.query(
+      `INSERT INTO jobs (id, organization_id, customer_id, title, status, updated_at)
+       SELECT gen_random_uuid(), o.id, o.customer, 'Job ' || s.status, s.status::job_status, now()
+       FROM unnest($1::uuid[], $2::uuid[]) AS o(id, customer), unnest(ARRAY['scheduled', 'scheduled', 'in_progress']) AS s(status)`,
+      [organizations, customers],
+    );
+    expect(await totals()).toBe(4);
+    expect(await jobEvents()).toBe(6);
+    // One UPDATE over both: statuses move, one job a side is deleted and one changes only its title.
+    await db.sql.query(
+      `UPDATE jobs SET
+         status = CASE WHEN status = 'in_progress' THEN 'completed'::job_status ELSE status END,
+         deleted_at = CASE WHEN title = 'Job scheduled' AND id = (SELECT min(id::text)::uuid FROM jobs j WHERE j.organization_id = jobs.organization_id AND j.title = 'Job scheduled') THEN now() END,
+         title = title || '!'
+       WHERE organization_id = ANY($1::uuid[])`,
+      [organizations],
+    );
+    expect(await totals()).toBe(4);
+    const types = await db.sql.query<{ type: string; n: string | number }>(
+      "SELECT type, count(*) AS n FROM events WHERE resource = 'job' AND organization_id = ANY($1::uuid[]) GROUP BY 1 ORDER BY 1",
+      [organizations],
+    );
+    expect(types.map((row) => `${row.type} ${Number(row.n)}`)).toEqual(['job.completed 2', 'job.created 6', 'job.deleted 2', 'job.updated 2']);
+    // One DELETE of every job: the live ones leave the totals, the deleted ones were out already.
+    await db.sql.query('DELETE FROM jobs WHERE organization_id = ANY($1::uuid[])', [organizations]);
+    expect(await totals()).toBe(0);
   });
 });

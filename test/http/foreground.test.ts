@@ -3,7 +3,7 @@
 // cap, so it goes on under steady traffic. On a fake clock: each expectation names the
 // millisecond the wait ends.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createForeground } from '../../src/http/foreground.js';
+import { countsAsForeground, createForeground } from '../../src/http/foreground.js';
 
 describe('foreground', () => {
   beforeEach(() => {
@@ -56,5 +56,12 @@ describe('foreground', () => {
     leave();
     leave();
     expect(await endOf(foreground.quiet({ settleMs: 5, maxWaitMs: 50 }))).toBe(50);
+  });
+
+  it('does not count a stream, which stays open while its client listens', () => {
+    expect(countsAsForeground('text/event-stream')).toBe(false);
+    expect(countsAsForeground('application/json, text/event-stream')).toBe(false);
+    expect(countsAsForeground('application/json')).toBe(true);
+    expect(countsAsForeground(undefined)).toBe(true);
   });
 });
