@@ -38,7 +38,7 @@ export async function importFile(args: string[], terminal: Terminal, usage: (mes
     // Made and claimed in one transaction: the running servers it is announced to (at commit)
     // find it leased to this process.
     const job = await prisma.$transaction(async (tx) => {
-      const { id } = await tx.import.create({ data: { organizationId: organization.id, ...stored, requestId: 'cli' } });
+      const { id } = await tx.import.create({ data: { organizationId: organization.id, ...stored, requestId: 'cli' }, select: { id: true } });
       return (await claimImport(tx, undefined, { organizationId: organization.id, id }))!;
     });
     const { id } = job;

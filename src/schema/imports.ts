@@ -44,13 +44,17 @@ const ImportError = builder.objectRef<ImportRowError>('ImportRowError').implemen
 // The REST extension is written out: `import` is a row kind of its own (rest/routes.ts), with a CSV body.
 const restRow = (kind: 'item' | 'import') => ({ rest: { path: 'imports', kind, ...(kind === 'item' ? { embedded: ['errors'] } : {}) } });
 
+// Each answer reads only the columns its fields show: never the file, which the import keeps
+// until it ends (up to 50 MiB), so a client polling a large import's progress does not fetch
+// it every time.
 const Import = builder.prismaObject('Import', {
   description: 'A CSV import and its progress.',
+  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
-    status: t.field({ type: ImportStatus, resolve: (row) => row.status as 'pending' }),
-    resource: t.field({ type: ImportResource, resolve: (row) => row.resource as 'customers' }),
-    mode: t.field({ type: ImportMode, resolve: (row) => row.mode as ImportMode }),
+    status: t.field({ type: ImportStatus, select: { status: true }, resolve: (row) => row.status as 'pending' }),
+    resource: t.field({ type: ImportResource, select: { resource: true }, resolve: (row) => row.resource as 'customers' }),
+    mode: t.field({ type: ImportMode, select: { mode: true }, resolve: (row) => row.mode as ImportMode }),
     total: t.exposeInt('total', { description: 'Data rows in the file.' }),
     created: t.exposeInt('created', { description: 'Rows that created a record so far.' }),
     updated: t.exposeInt('updated', { description: 'Rows that updated a record so far (upsert).' }),
@@ -58,6 +62,7 @@ const Import = builder.prismaObject('Import', {
     errors: t.field({
       type: [ImportError],
       description: 'The refused rows\' faults, by row: the first 1,000.',
+      select: { errors: true },
       resolve: (row) => row.errors as unknown as ImportRowError[],
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

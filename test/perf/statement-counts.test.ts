@@ -164,4 +164,20 @@ describe('statements of the hot paths on PostgreSQL', () => {
       expect(await statementsOf('GET', next)).toEqual(['SELECT customers']);
     }
   });
+  it("an import's answers never read its file back (kept until the import ends, up to 50 MiB)", async () => {
+    statements.length = 0;
+    const posted = await app.fetch(
+      new Request('http://test/v1/imports?resource=customers&mode=create', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: 'name\nAda\n' }),
+    );
+    expect(posted.status).toBe(202);
+    const { id } = (await posted.json()) as { id: string };
+    const written = statements.filter((sql) => /INSERT INTO "public"\."imports"/.test(sql));
+    expect(written).toHaveLength(1);
+    expect(written[0]!.split('RETURNING')[1]).not.toMatch(/"csv"/);
+    statements.length = 0;
+    expect((await send('GET', `/v1/imports/${id}`)).status).toBe(200);
+    const read = statements.filter((sql) => /"public"\."imports"/.test(sql));
+    expect(read).toHaveLength(1);
+    expect(read[0]).not.toMatch(/"csv"/);
+  });
 });
