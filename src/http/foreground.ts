@@ -14,13 +14,13 @@ export interface Foreground {
 }
 
 export const SETTLE_MS = 2;
+export const MAX_WAIT_MS = 100;
 
 /**
  * Whether a request counts: a stream (a subscription, Accept: text/event-stream) stays open for
  * as long as its client listens, and would hold every import at its slowest while it does.
  */
 export const countsAsForeground = (accept: string | undefined) => !(accept ?? '').includes('text/event-stream');
-export const MAX_WAIT_MS = 100;
 
 export function createForeground(now: () => number = () => performance.now()): Foreground {
   let inFlight = 0;
