@@ -244,13 +244,14 @@ describe.each(DB_KINDS)('shutdown with open streams on %s', (kind) => {
     const server = await startServer(db.env);
     try {
       const streams = [await subscribe(server.url, keys.acme!), await subscribe(server.url, keys.acme!)];
-      const at = performance.now();
       const exited = server.stop('SIGTERM');
       for (const messages of await Promise.all(streams.map((stream) => stream.rest()))) {
         expect(endOf(messages)).toMatchObject({ extensions: { code: 'UNAVAILABLE', reason: 'SHUTTING_DOWN' } });
       }
+      // Exit code 0 is the "at once": a stream that held the server open would meet the
+      // shutdown grace (10 s), whose forced exit is 1. No wall-clock bound: closing PGlite
+      // alone took over 5 s on a loaded machine.
       expect(await exited).toBe(0);
-      expect(performance.now() - at).toBeLessThan(5000);
     } finally {
       await server.stop('SIGKILL');
       await db.drop();
