@@ -4,17 +4,22 @@
 // meanwhile waited for it (the bench's p99 of a create beside an import: nearly 3x idle).
 // Before each chunk the import waits until no request has been in flight for `settleMs`,
 // but never longer than `maxWaitMs`: alone it runs at full speed; under steady traffic it
-// still moves, a chunk at least every `maxWaitMs`.
+// still moves, a chunk at least every `maxWaitMs`. While requests come, it also writes
+// smaller chunks (`busy`): a request that arrives mid-chunk waits for less of it.
 
 export interface Foreground {
   /** A request began; call what it answers when it has ended. */
   enter(): () => void;
   /** Resolves once no request has been in flight for `settleMs`, or after `maxWaitMs`. */
   quiet(options?: { settleMs?: number; maxWaitMs?: number }): Promise<void>;
+  /** Whether a request is in flight, or one ended within the last `withinMs`. */
+  busy(withinMs?: number): boolean;
 }
 
 export const SETTLE_MS = 2;
 export const MAX_WAIT_MS = 100;
+/** Traffic this recent makes the next chunk a small one: steady traffic, not a poll now and then. */
+export const BUSY_WITHIN_MS = 10;
 
 /**
  * Whether a request counts: a stream (a subscription, Accept: text/event-stream) stays open for
@@ -41,6 +46,9 @@ export function createForeground(now: () => number = () => performance.now()): F
         lastEnded = now();
         recheck();
       };
+    },
+    busy(withinMs = BUSY_WITHIN_MS) {
+      return inFlight > 0 || now() - lastEnded < withinMs;
     },
     quiet({ settleMs = SETTLE_MS, maxWaitMs = MAX_WAIT_MS } = {}) {
       const begun = now();

@@ -49,6 +49,19 @@ describe('foreground', () => {
     expect(await endOf(foreground.quiet({ settleMs: 5, maxWaitMs: 40 }))).toBe(40);
   });
 
+  it('is busy while a request is in flight and for a while after the last one ended', async () => {
+    const foreground = createForeground(() => Date.now());
+    expect(foreground.busy(100)).toBe(false);
+    const leave = foreground.enter();
+    expect(foreground.busy(100)).toBe(true);
+    await vi.advanceTimersByTimeAsync(500);
+    leave();
+    await vi.advanceTimersByTimeAsync(99);
+    expect(foreground.busy(100)).toBe(true);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(foreground.busy(100)).toBe(false);
+  });
+
   it('counts a request once however often its end is reported', async () => {
     const foreground = createForeground(() => Date.now());
     const leave = foreground.enter();

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { markDemoOwed } from '../../src/db/demo-data.js';
 import { call } from '../helpers/api.js';
 import { freshDatabase, migratedDatabase, unmigratedDatabase } from '../helpers/databases.js';
-import { runNpm, startNpm, startServer } from '../helpers/processes.js';
+import { runCliHere } from '../helpers/cli.js';
+import { lastLine, runNpm, startNpm, startServer } from '../helpers/processes.js';
 
 describe('first run on the embedded default', () => {
   it('npm start on a fresh folder creates the demo and prints a key that works; the CLI says what to do meanwhile', async () => {
@@ -52,24 +53,37 @@ describe('first run on the embedded default', () => {
     }
   }, 150_000);
 
-  it('never seeds PostgreSQL, and SEED_ON_FIRST_START=false turns it off', async () => {
+  it('never seeds PostgreSQL, and SEED_ON_FIRST_START=false turns it off; a second start reuses the data: no re-migration, nothing lost', async () => {
     // Nothing migrated yet, as a first start finds it: the demo hangs on the first migration
     // applied, not on PGlite's initdb, which the test above runs.
     const embedded = await unmigratedDatabase('pglite');
     const postgres = await freshDatabase('postgres');
-    const servers = await Promise.all([
-      startNpm('start', { ...embedded.env, SEED_ON_FIRST_START: 'false' }),
-      startNpm('start', { ...postgres.env, SEED_ON_FIRST_START: '' }),
-    ]);
     try {
-      for (const server of servers) expect(server.output()).not.toContain('First start');
-      expect(servers[0]!.output()).toMatch(/"migrations_applied":\["\d+_init"/);
+      const servers = await Promise.all([
+        startNpm('start', { ...embedded.env, SEED_ON_FIRST_START: 'false' }),
+        startNpm('start', { ...postgres.env, SEED_ON_FIRST_START: '' }),
+      ]);
+      for (const server of servers) {
+        expect(server.output()).not.toContain('First start');
+        expect(server.output()).toMatch(/"migrations_applied":\["\d+_init"/);
+        expect(await server.stop()).toBe(0);
+      }
+      // Their second start (here, not in lifecycle.test.ts: migrating an empty database, the
+      // embedded one above all, is seconds of CPU, paid once per kind).
+      for (const db of [embedded, postgres]) {
+        const created = await runCliHere(['keys', 'create', '--org', 'Acme', '--name', 'kept'], db.env);
+        expect(created.code).toBe(0);
+        const second = await startServer(db.env);
+        expect(second.output()).toContain('"migrations_applied":[]');
+        expect(await second.stop()).toBe(0);
+        const listed = await runCliHere(['keys', 'list', '--org', 'Acme'], db.env);
+        expect(listed.stdout).toContain(lastLine(created.stdout).slice(0, 17));
+      }
     } finally {
-      for (const server of servers) await server.stop();
       await postgres.drop();
       await embedded.drop();
     }
-  });
+  }, 90_000);
 
   it('a first start stopped after its migrations, before its demo was written, is finished by the next start: the whole demo, and its key', async () => {
     // What such a start leaves (the seed is one transaction: test/db/demo-data.test.ts): every

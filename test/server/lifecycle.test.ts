@@ -1,9 +1,8 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { DB_KINDS, freshDatabase, migratedDatabase, unmigratedDatabase } from '../helpers/databases.js';
+import { DB_KINDS, freshDatabase, migratedDatabase } from '../helpers/databases.js';
 import { makeKeys } from '../helpers/api.js';
-import { runCliHere } from '../helpers/cli.js';
-import { lastLine, runNpm, startNpm, startServer } from '../helpers/processes.js';
+import { runNpm, startNpm, startServer } from '../helpers/processes.js';
 
 /**
  * Sends the start of a POST and holds the rest back, so the request stays in flight.
@@ -55,29 +54,7 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
       await db.drop();
     }
   });
-
-  it('a second start reuses the data: no re-migration, nothing lost', async () => {
-    // Nothing migrated yet; PGlite's initdb on a first start is test/server/first-run's.
-    const db = await unmigratedDatabase(kind);
-    try {
-      const first = await startServer(db.env);
-      expect(first.output()).toMatch(/"migrations_applied":\["\d+_init"/);
-      expect(await first.stop()).toBe(0);
-
-      const created = await runCliHere(['keys', 'create', '--org', 'Acme', '--name', 'kept'], db.env);
-      expect(created.code).toBe(0);
-      const prefix = lastLine(created.stdout).slice(0, 17);
-
-      const second = await startServer(db.env);
-      expect(second.output()).toContain('"migrations_applied":[]');
-      expect(await second.stop()).toBe(0);
-
-      const listed = await runCliHere(['keys', 'list', '--org', 'Acme'], db.env);
-      expect(listed.stdout).toContain(prefix);
-    } finally {
-      await db.drop();
-    }
-  });
+  // A second start reusing the data: test/server/first-run.test.ts, after its migrating starts.
 });
 
 describe('the embedded data folder belongs to one process', () => {
