@@ -128,6 +128,30 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
   };
 }
 
+/**
+ * PGlite answers in this thread, through promises alone: statement after statement (an
+ * import's chunks, a purge's batches) never let the event loop reach its I/O, and the server
+ * answered no request until the loop ended. Each statement and transaction begun on the
+ * returned client first lets pending I/O in (one turn of the event loop); those inside a
+ * transaction do not, as the transaction holds the database anyway.
+ */
+function takingTurns<T extends object>(db: T): T {
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  return new Proxy(db, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property === 'query' || property === 'exec' || property === 'transaction') {
+        return async (...args: unknown[]) => {
+          await turn();
+          return value.apply(target, args);
+        };
+      }
+      return value.bind(target);
+    },
+  });
+}
+
 async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): Promise<Database> {
   const unlock = lockDataDir(dataDir);
   try {
@@ -138,13 +162,13 @@ async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): P
       import('pglite-prisma-adapter'),
     ]);
     const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
-    const prisma = createClient(new PrismaPGlite(db), onQuery);
+    const prisma = createClient(new PrismaPGlite(takingTurns(db)), onQuery);
     const listeners = subscriptions((channel, handlers) => pgliteListen(db, channel, handlers));
     return {
       kind: 'pglite',
       prisma,
       background: prisma,
-      sql: pgliteSql(db),
+      sql: pgliteSql(takingTurns(db)),
       listen: listeners.listen,
       async close() {
         await listeners.closeAll();

@@ -252,9 +252,9 @@ export async function runImport(
   try {
     while (!stopped()) {
       if (await runChunk(prisma, schema, job, log, hooks, leaseSeconds, foreground?.busy() ? BUSY_CHUNK_ROWS : CHUNK_ROWS)) return 'ended';
-      // Through the event loop's I/O first: the embedded database answers in this thread, so
-      // chunk after chunk would otherwise never let a request in (the server stood still for
-      // the whole import), and the foreground would count none.
+      // One turn of the event loop first, so the requests that arrived during the chunk have
+      // begun and are counted (on the embedded database, whose chunk ran in this thread, none
+      // could begin meanwhile).
       await new Promise((resolve) => setImmediate(resolve));
       await foreground?.quiet();
     }

@@ -15,6 +15,16 @@ const LOCAL = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'tru
 const ROWS = 2.5 * CHUNK_ROWS;
 const BAD = new Set([2, ROWS - 1]);
 
+/** What an import left: its customers (and their distinct names), their created events, and its completed events. */
+async function writtenOnce(sql: ServedInstance['sql']) {
+  const [counts] = await sql.query<{ customers: number; names: number; created: number; completed: number }>(
+    `SELECT (SELECT count(*)::int FROM customers) AS customers, (SELECT count(DISTINCT name)::int FROM customers) AS names,
+            (SELECT count(*)::int FROM events WHERE type = 'customer.created') AS created,
+            (SELECT count(*)::int FROM events WHERE type = 'import.completed') AS completed`,
+  );
+  return counts;
+}
+
 describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
   it('resumes on another instance at the first uncommitted chunk: each row written once, one import.completed', async () => {
     const receiver = await startReceiver();
@@ -56,12 +66,7 @@ describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
       const result = await call(`${second.url}/v1/imports/${started.body.id}`, { key: api.keys.acme });
       expect(result.body).toMatchObject({ status: 'completed', total: ROWS, created: ROWS - BAD.size, updated: 0, failed: BAD.size });
       expect(result.body.errors.map((e: { row: number; param: string }) => [e.row, e.param])).toEqual([...BAD].map((row) => [row, 'email']));
-      const [counts] = await second.sql.query<{ customers: number; names: number; created: number; completed: number }>(
-        `SELECT (SELECT count(*)::int FROM customers) AS customers, (SELECT count(DISTINCT name)::int FROM customers) AS names,
-                (SELECT count(*)::int FROM events WHERE type = 'customer.created') AS created,
-                (SELECT count(*)::int FROM events WHERE type = 'import.completed') AS completed`,
-      );
-      expect(counts).toEqual({ customers: ROWS - BAD.size, names: ROWS - BAD.size, created: ROWS - BAD.size, completed: 1 });
+      expect(await writtenOnce(second.sql)).toEqual({ customers: ROWS - BAD.size, names: ROWS - BAD.size, created: ROWS - BAD.size, completed: 1 });
       expect(receiver.received).toHaveLength(1);
     } finally {
       chunkHooks.beforeCommit = undefined;
@@ -110,12 +115,7 @@ describe.each(DB_KINDS)('an import whose process is killed (SIGKILL) on %s', (ki
       await expect.poll(async () => (await call(`${url}/v1/imports/${started.body.id}`, { key: keys.acme })).body.status, { timeout: 60_000, interval: 100 }).toBe('completed');
       const result = (await call(`${url}/v1/imports/${started.body.id}`, { key: keys.acme })).body;
       expect(result).toMatchObject({ total: rows, created: rows, updated: 0, failed: 0, errors: [] });
-      const [counts] = await sql.query<{ customers: number; names: number; created: number; completed: number }>(
-        `SELECT (SELECT count(*)::int FROM customers) AS customers, (SELECT count(DISTINCT name)::int FROM customers) AS names,
-                (SELECT count(*)::int FROM events WHERE type = 'customer.created') AS created,
-                (SELECT count(*)::int FROM events WHERE type = 'import.completed') AS completed`,
-      );
-      expect(counts).toEqual({ customers: rows, names: rows, created: rows, completed: 1 });
+      expect(await writtenOnce(sql)).toEqual({ customers: rows, names: rows, created: rows, completed: 1 });
     } finally {
       await killed.stop('SIGKILL');
       await resumed?.stop();
