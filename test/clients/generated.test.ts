@@ -4,7 +4,6 @@
 // (and a move the resource lacks, or an update or sync it lacks, is refused). A resource added
 // to the document (`notes`) reaches every client, typed in TypeScript, from the generated files
 // alone.
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../clients/js/src/index.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { registeredResources } from '../../src/schema/registry.js';
+import { runTool } from '../helpers/processes.js';
 import { COMMAND, EXTENDED, FILES, HAND_WRITTEN, ROOT, camelCase, currentDocument, generateClients, modelOf, staleFiles, type OpenApi, type ResourceModel } from '../../scripts/generate-clients.js';
 
 /** Every answer of the recording transports: an empty last page (a sync's first page ends it). */
@@ -256,15 +256,10 @@ foreach (json_decode($argv[2], true) as $r) {
 echo json_encode($report, JSON_UNESCAPED_SLASHES), "\\n";
 `;
 
-function run(command: string[]): Promise<string> {
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c));
-  child.stderr.on('data', (c: Buffer) => (err += c));
-  return new Promise((resolve, reject) =>
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command.join(' ')} exited ${code}:\n${out}\n${err}`)))),
-  );
+async function run(command: string[]): Promise<string> {
+  const result = await runTool(command);
+  if (result.code !== 0) throw new Error(`${command.join(' ')} exited ${result.code}:\n${result.output}`);
+  return result.stdout;
 }
 
 /** Each language's probe over the clients in `clients` (a directory laid out as clients/). */

@@ -3,12 +3,12 @@
 // file, each language with organizations of its own on them (no language sees another's
 // records): one for the README examples and the clients' tests, and one with a tiny rate
 // limit (per key: one key per language) for their 429 tests.
-import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rest, startApi, type Api } from '../helpers/api.js';
 import { startInFlightProxy } from '../helpers/in-flight-proxy.js';
+import { runTool } from '../helpers/processes.js';
 
 interface Language {
   name: string;
@@ -44,12 +44,8 @@ const LANGUAGES: Language[] = [
   },
 ];
 
-function run(command: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; output: string }> {
-  const child = spawn(command[0]!, command.slice(1), { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c));
-  child.stderr.on('data', (c: Buffer) => (output += c));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+function run(command: string[], env: Record<string, string>, cwd?: string) {
+  return runTool(command, { env, cwd });
 }
 
 let api: Api;

@@ -1,23 +1,16 @@
 // Each client installed the way its ecosystem installs things, into a fresh project outside
 // this repository, then its README example run against the real server: a venv and pip
 // (no index), a packed npm tarball, a built gem, and Composer with a path repository.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type Api } from '../helpers/api.js';
+import { runTool } from '../helpers/processes.js';
 
-function run(command: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
-  const child = spawn(command[0]!, command.slice(1), { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c));
-  child.stderr.on('data', (c: Buffer) => (output += c));
-  return new Promise((done) => child.on('exit', (code) => done({ code, output })));
-}
 
 async function ok(command: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
-  const result = await run(command, cwd, env);
+  const result = await runTool(command, { cwd, env });
   expect(result.code, `${command.join(' ')}\n${result.output}`).toBe(0);
   return result.output;
 }

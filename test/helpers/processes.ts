@@ -114,7 +114,35 @@ function run(command: string, args: string[], env: Record<string, string>, stdin
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdin.end(stdin);
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  return exitOf(child, [command, ...args], () => ({ stdout, stderr }));
+}
+
+export interface ToolResult {
+  code: number | null;
+  /** Standard output and error, interleaved as they came. */
+  output: string;
+  stdout: string;
+}
+
+/**
+ * Runs another language's tool (python3, ruby, php, composer, gem) and collects its output.
+ * A tool that is not installed fails the test at once, saying which (.ci/run installs them),
+ * rather than leaving it to wait out its timeout for an exit that never comes.
+ */
+export function runTool(command: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<ToolResult> {
+  const child = spawn(command[0]!, command.slice(1), { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let stdout = '';
+  child.stdout.on('data', (c: Buffer) => ((output += c), (stdout += c)));
+  child.stderr.on('data', (c: Buffer) => (output += c));
+  return exitOf(child, command, () => ({ output, stdout }));
+}
+
+function exitOf<T>(child: ChildProcess, command: string[], collected: () => T): Promise<T & { code: number | null }> {
+  return new Promise((resolve, reject) => {
+    child.once('error', (error) => reject(new Error(`${command.join(' ')} could not start (${error.message}); is ${command[0]} installed?`)));
+    child.once('exit', (code) => resolve({ code, ...collected() }));
+  });
 }
 
 export function lastLine(text: string): string {
