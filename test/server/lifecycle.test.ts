@@ -37,7 +37,8 @@ describe.each(DB_KINDS)('server lifecycle on %s', (kind) => {
       const inFlight = halfSentRequest(server.url, key!, JSON.stringify({ query: '{ apiVersion }' }));
       await inFlight.taken;
       server.process.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 300));
+      // The line is written in the same turn that closes the listening socket (serve.ts).
+      await expect.poll(() => server.output()).toContain('"msg":"shutting down"');
 
       // New work is refused: the connection is refused, or (if the kernel had already
       // queued it) answered 503 without being served.
