@@ -40,8 +40,8 @@ describe.each(DB_KINDS)('a new import on %s', (kind) => {
     expect(await db.prisma.customer.count({ where: { organizationId: organization.id } })).toBe(2);
   });
 
-  // (PostgreSQL only: an embedded data folder is open in one process at a time.)
-  it.runIf(kind === 'postgres')('that the CLI runs stays the CLI\'s: the listening instance finds it leased', async () => {
+  // Declared on PostgreSQL only: an embedded data folder is open in one process at a time.
+  if (kind === 'postgres') it('that the CLI runs stays the CLI\'s: the listening instance finds it leased', async () => {
     await db.prisma.organization.create({ data: { name: 'By hand' } });
     const dir = mkdtempSync(join(tmpdir(), 'crm-announce-'));
     try {
