@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type Api } from '../helpers/api.js';
 import { runTool } from '../helpers/processes.js';
 
-
 async function ok(command: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
   const result = await runTool(command, { cwd, env });
   expect(result.code, `${command.join(' ')}\n${result.output}`).toBe(0);
