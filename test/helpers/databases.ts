@@ -180,18 +180,21 @@ function templateId(migrated = true): string {
 }
 
 const DAY_MS = 86_400_000;
+/** The names the suite's folders are made with (mkdtemp's prefixes), and nothing else of the temporary folder's. */
+const TEST_FOLDER = /^crm-(test|template|first-run|client-(probe|project|notes)|announce|import|replica|redis-cluster)-/;
 
 /**
- * Removes the PGlite folders runs leave behind in `dir` (the temporary folder, in memory where
- * it is /dev/shm): copies from runs that were killed before they dropped them, and templates
- * of earlier sets of migrations. Only those untouched for a day, so a run still using one
- * keeps it. Returns the names removed.
+ * Removes the folders runs leave behind in `dir` (the temporary folder, in memory where it is
+ * /dev/shm): PGlite copies and the tests' other `crm-` folders (first starts, client projects,
+ * CSV files) from runs that were killed before they removed them, and templates of earlier
+ * sets of migrations. Only those untouched for a day, so a run still using one keeps it.
+ * Returns the names removed.
  */
 export function sweepTestFolders(dir = tmpdir(), now = Date.now()): string[] {
   const current = new Set([`crm-template-${templateId()}`, `crm-template-unmigrated-${templateId(false)}`]);
   const removed: string[] = [];
   for (const name of readdirSync(dir)) {
-    if (!/^crm-(test|template)-/.test(name) || current.has(name)) continue;
+    if (!TEST_FOLDER.test(name) || current.has(name)) continue;
     const path = join(dir, name);
     try {
       if (now - statSync(path).mtimeMs < DAY_MS) continue;
