@@ -162,13 +162,14 @@ async function openEmbedded(dataDir: string, onQuery?: (sql: string) => void): P
       import('pglite-prisma-adapter'),
     ]);
     const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
-    const prisma = createClient(new PrismaPGlite(takingTurns(db)), onQuery);
+    const turning = takingTurns(db);
+    const prisma = createClient(new PrismaPGlite(turning), onQuery);
     const listeners = subscriptions((channel, handlers) => pgliteListen(db, channel, handlers));
     return {
       kind: 'pglite',
       prisma,
       background: prisma,
-      sql: pgliteSql(takingTurns(db)),
+      sql: pgliteSql(turning),
       listen: listeners.listen,
       async close() {
         await listeners.closeAll();

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
 import '../../src/schema/index.js';
-import { openDatabase } from '../../src/db/connection.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
 import { seedDemo } from '../../src/db/demo-data.js';
 import { makeKeys } from '../helpers/api.js';
 import { migratedDatabase, type DbKind, type TestDatabase } from '../helpers/databases.js';
@@ -26,14 +26,16 @@ export function commandLineSuite(kind: DbKind): void {
     });
     afterAll(() => db.drop());
 
-    async function query<T>(text: string, params: unknown[] = []): Promise<T[]> {
+    /** Runs `use` on the test database, opened in this process and closed again (the CLI's processes open it too). */
+    async function opened<T>(use: (open: Database) => Promise<T>): Promise<T> {
       const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: db.env.DATA_DIR ?? '' });
       try {
-        return await open.sql.query<T>(text, params);
+        return await use(open);
       } finally {
         await open.close();
       }
     }
+    const query = <T>(text: string, params: unknown[] = []) => opened((open) => open.sql.query<T>(text, params));
 
     const cli = (...args: string[]) => runCliHere(args, db.env);
 
@@ -168,12 +170,7 @@ export function commandLineSuite(kind: DbKind): void {
       expect(numbers.map((n) => n.number)).toEqual(numbers.map((_, i) => `INV-${String(i + 1).padStart(6, '0')}`));
 
       // Run again (in this process: what the process does is tested above), it adds a key only.
-      const open = await openDatabase({ databaseUrl: db.env.DATABASE_URL, dataDir: db.env.DATA_DIR ?? '' });
-      try {
-        expect(await seedDemo(open.prisma)).toMatchObject({ seeded: false, key: expect.stringMatching(KEY) });
-      } finally {
-        await open.close();
-      }
+      expect(await opened((open) => seedDemo(open.prisma))).toMatchObject({ seeded: false, key: expect.stringMatching(KEY) });
       const [after] = await query<{ customers: number }>('SELECT count(*)::int AS customers FROM customers');
       expect(after!.customers).toBe(counts!.customers);
     });

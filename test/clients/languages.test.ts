@@ -44,10 +44,6 @@ const LANGUAGES: Language[] = [
   },
 ];
 
-function run(command: string[], env: Record<string, string>, cwd?: string) {
-  return runTool(command, { env, cwd });
-}
-
 let api: Api;
 let limited: Api;
 let inFlight: Awaited<ReturnType<typeof startInFlightProxy>>;
@@ -79,7 +75,7 @@ describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
     const file = join(dir, example.file);
     writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
     try {
-      const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      const result = await runTool(example.command, { env: { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, cwd: dir });
       expect(result.code, result.output).toBe(0);
       expect(result.output).toMatch(/total/);
     } finally {
@@ -96,7 +92,7 @@ describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
     try {
       const created = await rest(api, key).post('/customers', { name: 'Synced' });
       expect(created.status).toBe(201);
-      const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      const result = await runTool(example.command, { env: { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, cwd: dir });
       expect(result.code, result.output).toBe(0);
       expect(result.output).toContain(created.body.id);
       expect(result.output).toMatch(/resume from \S+/);
@@ -124,7 +120,7 @@ describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
     const file = join(dir, example.file);
     writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
     try {
-      const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
+      const result = await runTool(example.command, { env: { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, cwd: dir });
       expect(result.code, result.output).toBe(0);
       const lines = result.output.trim().split('\n');
       expect(lines).toEqual([`${earlier} 2020-01-01 Overdue ${name}`, `${later} 2020-03-01 Overdue ${name}`, 'total overdue: 2']);
@@ -142,7 +138,7 @@ describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
     writeFileSync(file, example.rewrite ? example.rewrite(code) : code);
     try {
       const runExample = async () => {
-        const result = await run(example.command, { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, dir);
+        const result = await runTool(example.command, { env: { CRM_API_KEY: key, CRM_BASE_URL: `${api.url}/v1` }, cwd: dir });
         expect(result.code, result.output).toBe(0);
         return result.output.trim().split('\n');
       };
@@ -165,13 +161,15 @@ describe.each(LANGUAGES)('$name client', ({ name, dir, example }) => {
 // The JavaScript client's tests are vitest tests of their own (clients/js/test).
 describe.each(LANGUAGES.filter((l) => l.command.length > 0))('$name client', ({ name, command, passed }) => {
   it('passes its tests against the real server', async () => {
-    const result = await run(command, {
-      CRM_IN_FLIGHT_BASE_URL: `${inFlight.url}/v1`,
-      CRM_BASE_URL: `${api.url}/v1`,
-      CRM_API_KEY: api.keys[`${name} full`]!,
-      CRM_READONLY_KEY: api.keys[`${name} readOnly`]!,
-      CRM_LIMITED_BASE_URL: `${limited.url}/v1`,
-      CRM_LIMITED_KEY: limited.keys[name]!,
+    const result = await runTool(command, {
+      env: {
+        CRM_IN_FLIGHT_BASE_URL: `${inFlight.url}/v1`,
+        CRM_BASE_URL: `${api.url}/v1`,
+        CRM_API_KEY: api.keys[`${name} full`]!,
+        CRM_READONLY_KEY: api.keys[`${name} readOnly`]!,
+        CRM_LIMITED_BASE_URL: `${limited.url}/v1`,
+        CRM_LIMITED_KEY: limited.keys[name]!,
+      },
     });
     expect(result.code, result.output).toBe(0);
     expect(result.output).toMatch(passed!);
