@@ -9,7 +9,7 @@ import { GraphQLError } from 'graphql';
 import type { FieldError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { IMPORTABLE, newImport, type ImportMode } from '../imports/plan.js';
-import { claimImport, runImport } from '../imports/worker.js';
+import { CHUNK_ROWS, claimImport, runImport } from '../imports/worker.js';
 import { schema } from '../schema/index.js';
 import { withDatabase, type Terminal } from './runtime.js';
 
@@ -32,7 +32,7 @@ export async function importFile(args: string[], terminal: Terminal, usage: (mes
     const faults = (error.extensions.errors as FieldError[] | undefined) ?? [];
     throw new Error(`the file cannot be imported: ${faults.map((f) => `${f.param} ${f.message}`).join('; ') || error.message}`);
   }
-  return withDatabase(terminal, async ({ prisma }) => {
+  return withDatabase(terminal, async ({ kind, prisma }) => {
     const organization = await prisma.organization.findUnique({ where: { name: org } });
     if (!organization) throw new Error(`no organization named "${org}"`);
     // Made and claimed in one transaction: the running servers it is announced to (at commit)
@@ -44,7 +44,7 @@ export async function importFile(args: string[], terminal: Terminal, usage: (mes
     const { id } = job;
     terminal.err(`Import ${id}: ${stored.total} rows of ${resource} (${mode}).`);
     const log = createLogger('warn', (line) => terminal.err(line.trimEnd()));
-    await runImport(prisma, schema, job, log);
+    await runImport(prisma, schema, job, log, { chunkRows: CHUNK_ROWS[kind] });
     const done = await prisma.import.findUniqueOrThrow({ where: { organizationId_id: { organizationId: organization.id, id } } });
     terminal.err(`${done.status}: ${done.created} created, ${done.updated} updated, ${done.failed} failed.`);
     const { status, total, created, updated, failed, errors } = done;

@@ -191,12 +191,13 @@ async function runItem(ctx: Context, schema: GraphQLSchema, type: ResourceType, 
 /**
  * Runs the items in one transaction, each in a savepoint of its own. Atomic: any failure
  * undoes every item (a 4xx naming `items[i].<field>`); partial: a failed item is undone
- * alone and answered with its error.
+ * alone and answered with its error. `limit`: the most items a call may send (an import's
+ * chunk may be larger, imports/worker.ts).
  */
-export async function runBatch(ctx: Context, schema: GraphQLSchema, type: ResourceType, items: readonly BatchItem[], mode: 'atomic' | 'partial'): Promise<{ results: ItemResult[] }> {
+export async function runBatch(ctx: Context, schema: GraphQLSchema, type: ResourceType, items: readonly BatchItem[], mode: 'atomic' | 'partial', limit = MAX_BATCH): Promise<{ results: ItemResult[] }> {
   // A malformed REST body comes as no items and its faults (rest/handler.ts).
   if (items.length === 0 && ctx.inputErrors?.length) throw invalidInput(ctx.inputErrors);
-  if (items.length === 0 || items.length > MAX_BATCH) throw invalidInput([{ param: 'items', message: `must hold 1 to ${MAX_BATCH} items` }]);
+  if (items.length === 0 || items.length > limit) throw invalidInput([{ param: 'items', message: `must hold 1 to ${limit} items` }]);
   const prior = faultsByItem(ctx.inputErrors);
   // A batch first runs its items plainly, in one transaction: when all succeed, as they mostly
   // do, no savepoint was spent, and the answer is the same in either mode. At the first fault

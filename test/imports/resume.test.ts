@@ -5,15 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { BUSY_CHUNK_ROWS, CHUNK_ROWS, chunkHooks } from '../../src/imports/worker.js';
 import { call, makeKeys, rest, serveInProcess, startApi, type ServedInstance } from '../helpers/api.js';
-import { DB_KINDS, migratedDatabase } from '../helpers/databases.js';
+import { DB_KINDS, migratedDatabase, type DbKind } from '../helpers/databases.js';
 import { startServer, type RunningServer } from '../helpers/processes.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 const LOCAL = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_TIMEOUT_MS: '2000', RATE_LIMIT_MAX: '5000', RATE_LIMIT_WINDOW_SECONDS: '86400' };
 // Two chunks and a half (of the larger size); a bad row in the first chunk, whatever its size
 // (smaller while the instance serves requests), and one near the end.
-const ROWS = 2.5 * CHUNK_ROWS;
-const BAD = new Set([2, ROWS - 1]);
+const rowsOf = (kind: DbKind) => 2.5 * CHUNK_ROWS[kind];
+const badRows = (kind: DbKind) => new Set([2, rowsOf(kind) - 1]);
 
 /** What an import left: its customers (and their distinct names), their created events, and its completed events. */
 async function writtenOnce(sql: ServedInstance['sql']) {
@@ -27,6 +27,7 @@ async function writtenOnce(sql: ServedInstance['sql']) {
 
 describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
   it('resumes on another instance at the first uncommitted chunk: each row written once, one import.completed', async () => {
+    const [ROWS, BAD] = [rowsOf(kind), badRows(kind)];
     const receiver = await startReceiver();
     const api = await startApi(kind, { acme: { org: 'Acme' } }, LOCAL);
     let second: ServedInstance | undefined;
@@ -55,7 +56,7 @@ describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
           [started.body.id],
         );
         const first = left!.next_row - 1;
-        expect([BUSY_CHUNK_ROWS, CHUNK_ROWS]).toContain(first);
+        expect([BUSY_CHUNK_ROWS, CHUNK_ROWS[kind]]).toContain(first);
         expect(left).toEqual({ next_row: first + 1, created: first - 1, failed: 1, customers: first - 1 });
         // The dead instance's lease runs out (instead of waiting out its minute).
         await db.sql.query("UPDATE imports SET lease_until = now() - interval '1 second'");
@@ -80,8 +81,8 @@ describe.each(DB_KINDS)('an import interrupted mid-chunk on %s', (kind) => {
 
 describe.each(DB_KINDS)('an import whose process is killed (SIGKILL) on %s', (kind) => {
   it('is taken over by another instance where the last committed chunk left it: each row written once, one import.completed', async () => {
-    // Enough chunks that the poll below sees it under way, long before its end.
-    const rows = 40 * CHUNK_ROWS;
+    // Enough chunks of either size that the poll below sees it under way, long before its end.
+    const rows = 8 * CHUNK_ROWS.postgres;
     const db = await migratedDatabase(kind);
     const keys = await makeKeys(db, { acme: { org: 'Acme' } });
     // A process of its own: the test kills it.
