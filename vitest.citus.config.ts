@@ -19,6 +19,8 @@ export const CITUS_SUITES = [
   'test/auth/isolation.test.ts',
   'test/resources/operations.test.ts',
   'test/db/resource-triggers.test.ts',
+  'test/imports/imports.test.ts',
+  'test/imports/resume.test.ts',
 ];
 
 export default defineConfig({

@@ -18,7 +18,7 @@ import type { Context } from '../context.js';
 import type { Database } from '../db/connection.js';
 import { nestedClient } from '../db/nested-transactions.js';
 import { tenantClient } from '../db/tenant.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { restParam } from '../rest/names.js';
 import { MAX_BATCH, runBatch } from '../schema/bulk.js';
@@ -223,14 +223,17 @@ export async function runChunk(prisma: PrismaClient, schema: GraphQLSchema, job:
       }
       errors.sort((a, b) => a.row - b.row);
       const kept = errors.slice(0, Math.max(0, MAX_IMPORT_ERRORS - job.errorCount));
+      // The end written as it is, not chosen by CASE in SQL: Citus allows no function but an
+      // immutable one in a CASE of an UPDATE on a distributed table, nor a volatile one such as
+      // clock_timestamp() anywhere in it.
+      const progress = ended
+        ? Prisma.sql`status = 'completed', completed_at = statement_timestamp(), lease_until = NULL, csv = ''`
+        : Prisma.sql`status = 'running', lease_until = now() + make_interval(secs => ${leaseSeconds})`;
       await tx.$executeRaw`
         UPDATE imports SET
           next_row = ${job.nextRow + rows.length}, next_offset = ${offset},
           created = created + ${created}, updated = updated + ${updated}, failed = failed + ${failed},
-          errors = errors || ${JSON.stringify(kept)}::jsonb, attempts = 0,
-          lease_until = CASE WHEN ${ended}::boolean THEN NULL ELSE now() + make_interval(secs => ${leaseSeconds}) END,
-          status = ${ended ? 'completed' : 'running'}, completed_at = CASE WHEN ${ended}::boolean THEN clock_timestamp() END,
-          csv = CASE WHEN ${ended}::boolean THEN '' ELSE csv END, updated_at = clock_timestamp()
+          errors = errors || ${JSON.stringify(kept)}::jsonb, attempts = 0, ${progress}, updated_at = statement_timestamp()
         WHERE organization_id = ${job.organizationId}::uuid AND id = ${job.id}::uuid`;
       await hooks.beforeCommit?.(job);
       job.errorCount += kept.length;
