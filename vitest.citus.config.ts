@@ -21,6 +21,9 @@ export const CITUS_SUITES = [
   'test/db/resource-triggers.test.ts',
   'test/imports/imports.test.ts',
   'test/imports/resume.test.ts',
+  'test/auth/authentication.test.ts',
+  'test/auth/key-cache.test.ts',
+  'test/cli/cli-postgres.test.ts',
 ];
 
 export default defineConfig({

@@ -133,22 +133,28 @@ async function seedData(prisma: Prisma.TransactionClient, organizationId: string
 
 /**
  * The demo organization with realistic data in every resource (added only while it has no
- * customers), and a new API key for it with every scope, in one transaction: a seed stopped
- * half-way (Ctrl-C during a slow first start) leaves nothing of itself. `npm run seed` and
- * the first start of an embedded data folder use it.
+ * customers), and a new API key for it with every scope. `npm run seed` and the first start
+ * of an embedded data folder use it. Three steps, each safe to run again: the organization,
+ * then its records in one transaction, then the key. A seed stopped half-way (Ctrl-C during
+ * a slow first start) leaves at most the empty organization, or the records without a key,
+ * and the next run finishes it. Not one transaction: on Citus the organization (a reference
+ * table, on every node) and the key (on the coordinator) would commit with the records (on
+ * the tenant's worker) in two phases, which PostgreSQL refuses to a transaction that sent a
+ * NOTIFY, as each record's event does.
  */
 export async function seedDemo(prisma: PrismaClient): Promise<{ organization: string; key: string; seeded: boolean }> {
-  return prisma.$transaction(
+  const organization = await prisma.organization.upsert({ where: { name: ORGANIZATION }, create: { name: ORGANIZATION }, update: {} });
+  const seeded = await prisma.$transaction(
     async (tx) => {
-      const organization = await tx.organization.upsert({ where: { name: ORGANIZATION }, create: { name: ORGANIZATION }, update: {} });
-      const seeded = (await tx.customer.count({ where: { organizationId: organization.id } })) === 0;
-      if (seeded) await seedData(tx, organization.id);
-      const { key } = await createApiKey(tx, { organizationId: organization.id, name: 'Seed key', scopes: allScopes() });
-      return { organization: ORGANIZATION, key, seeded };
+      const empty = (await tx.customer.count({ where: { organizationId: organization.id } })) === 0;
+      if (empty) await seedData(tx, organization.id);
+      return empty;
     },
     // Some 250 statements; on PGlite beside other work that took seconds.
     { maxWait: 60_000, timeout: 300_000 },
   );
+  const { key } = await createApiKey(prisma, { organizationId: organization.id, name: 'Seed key', scopes: allScopes() });
+  return { organization: ORGANIZATION, key, seeded };
 }
 
 /** A file in the embedded data folder, beside crm.lock: the demo is owed to this folder. */

@@ -86,7 +86,7 @@ describe('first run on the embedded default', () => {
   }, 90_000);
 
   it('a first start stopped after its migrations, before its demo was written, is finished by the next start: the whole demo, and its key', async () => {
-    // What such a start leaves (the seed is one transaction: test/db/demo-data.test.ts): every
+    // What such a start leaves (the seed writes its records in one transaction: test/db/demo-data.test.ts): every
     // migration, no demo, and the folder's mark that it is owed one, made before anything else.
     const embedded = await migratedDatabase('pglite');
     markDemoOwed(embedded.env.DATA_DIR!);
