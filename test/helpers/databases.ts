@@ -18,6 +18,8 @@ export type DbKind = 'pglite' | 'postgres';
  * extension, and each is migrated (so distributed) itself.
  */
 const CITUS_URL = process.env.TEST_CITUS_URL;
+/** The suites run on Citus (`npm run test:citus`): every PostgreSQL database is distributed. */
+export const ON_CITUS = CITUS_URL !== undefined;
 export const DB_KINDS: DbKind[] = CITUS_URL ? ['postgres'] : ['pglite', 'postgres'];
 
 /** Where tests may create and drop databases. */
