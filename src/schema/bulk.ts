@@ -14,7 +14,7 @@ import { checkExternalId, MAX_EXTERNAL_ID } from './integration-keys.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
 import { InputCheck } from './validation.js';
-import { createManyOf, writeOf } from './writers.js';
+import { createManyOf, isRefusal, writeOf } from './writers.js';
 
 export const MAX_BATCH = 100;
 
@@ -200,28 +200,57 @@ export async function runBatch(ctx: Context, schema: GraphQLSchema, type: Resour
   if (items.length === 0 || items.length > limit) throw invalidInput([{ param: 'items', message: `must hold 1 to ${limit} items` }]);
   const prior = faultsByItem(ctx.inputErrors);
   // A batch first runs its items plainly, in one transaction: when all succeed, as they mostly
-  // do, no savepoint was spent, and the answer is the same in either mode. At the first fault
-  // it is rolled back and run again item by item in savepoints: an atomic batch then names
-  // every fault at once, a partial one answers each item.
-  if (prior.size === 0) {
-    try {
-      return await ctx.prisma.$transaction(async (tx) => {
-        const inner = { ...ctx, prisma: nestedClient(tx, { savepoints: false }), inputErrors: [] };
-        await nameRequest(inner.prisma, ctx.requestId);
-        const many = items.every((item) => item.op === 'create') ? createManyOf(type) : undefined;
-        if (many) {
-          const records = await many(inner, items.map((item) => createInput(schema, type, item)));
-          return { results: records.map((record, index) => ({ index, status: 201, record })) };
-        }
-        const results: ItemResult[] = [];
-        for (const [index, item] of items.entries()) results.push({ ...(await runItem(inner, schema, type, item)), index });
-        return { results };
-      }, { timeout: 60_000 });
-    } catch {
-      // Named below, item by item (a fault of the database's, such as an unavailable one, recurs there).
-    }
+  // do, no savepoint was spent, and the answer is the same in either mode. A partial batch of
+  // creates (an import's chunk) answers there each item whose input is refused, and writes the
+  // others together: with one bad e-mail in 500 rows it otherwise ran as 500 savepoints, ten
+  // times slower. At any other fault it is rolled back and run again item by item in
+  // savepoints: an atomic batch then names every fault at once, a partial one answers each item.
+  const together = await runTogether(ctx, schema, type, items, mode, prior);
+  return together ?? runItemByItem(ctx, schema, type, items, mode, prior);
+}
+
+/** The items run plainly in one transaction, or undefined when one of them failed (nothing was written). */
+async function runTogether(ctx: Context, schema: GraphQLSchema, type: ResourceType, items: readonly BatchItem[], mode: 'atomic' | 'partial', prior: Map<number, FieldError[]>): Promise<{ results: ItemResult[] } | undefined> {
+  const many = items.every((item) => item.op === 'create') ? createManyOf(type) : undefined;
+  const partial = mode === 'partial' && many !== undefined;
+  if (prior.size > 0 && !partial) return undefined;
+  try {
+    // Each input coerced before the transaction (with the faults found before it ran): a
+    // refused one costs it no round trip.
+    const inputs = many
+      ? items.map((item, index): { input: Record<string, unknown> } | { refused: GraphQLError } => {
+          try {
+            return { input: createInput(schema, type, item, new InputCheck(prior.get(index))) };
+          } catch (error) {
+            if (!partial || !isRefusal(error)) throw error;
+            return { refused: error };
+          }
+        })
+      : [];
+    return await ctx.prisma.$transaction(async (tx) => {
+      const inner = { ...ctx, prisma: nestedClient(tx, { savepoints: false }), inputErrors: [] };
+      await nameRequest(inner.prisma, ctx.requestId);
+      if (many) {
+        const accepted = inputs.flatMap((entry) => ('input' in entry ? [entry.input] : []));
+        const written = accepted.length > 0 ? await many(inner, accepted, { partial }) : [];
+        let next = 0;
+        const outcomes = inputs.map((entry) => ('input' in entry ? written[next++]! : entry));
+        return { results: outcomes.map((outcome, index) => ('record' in outcome ? { index, status: 201, record: outcome.record } : refusedItem(index, outcome.refused))) };
+      }
+      const results: ItemResult[] = [];
+      for (const [index, item] of items.entries()) results.push({ ...(await runItem(inner, schema, type, item)), index });
+      return { results };
+    }, { timeout: 60_000 });
+  } catch {
+    // Named by the caller, item by item (a fault of the database's, such as an unavailable one, recurs there).
+    return undefined;
   }
-  return runItemByItem(ctx, schema, type, items, mode, prior);
+}
+
+/** An item's failure as its result (a failure of the service's is thrown on). */
+function refusedItem(index: number, error: unknown): ItemResult {
+  const { status, ...described } = itemError(error);
+  return { index, status, error: described };
 }
 
 /**
@@ -242,8 +271,7 @@ async function runItemByItem(ctx: Context, schema: GraphQLSchema, type: Resource
           const result = await runItem({ ...inner, inputErrors: prior.get(index) ?? [] }, schema, type, item);
           results.push({ ...result, index });
         } catch (error) {
-          const { status, ...described } = itemError(error);
-          results.push({ index, status, error: described });
+          results.push(refusedItem(index, error));
         }
       }
       if (mode === 'atomic' && results.some((result) => result.error)) throw failure;

@@ -1,7 +1,9 @@
 // The resolvers of every record write, by mutation name (`createCustomer`, `updateCustomer`,
 // `deleteCustomer`, ...), as defineResource and defineCreate declare them: what an upsert
 // and a batch (schema/bulk.ts) run, so each item takes the same path as its single call.
+import { GraphQLError } from 'graphql';
 import type { Context } from '../context.js';
+import { codeOf } from '../errors.js';
 import type { ResourceType } from './changes.js';
 
 export interface WriteArgs {
@@ -26,10 +28,17 @@ export function writeOf(mutation: string): Write | undefined {
 
 /**
  * Creates many records of a type in one statement, in the caller's transaction: each input
- * checked as its single create checks it, the records answered in input order. Declared by
- * resources whose create writes only the record's own row (defineCreate without `create`).
+ * checked as its single create checks it, the records answered in input order. With
+ * `partial`, an input its checks refuse (a 4xx) is answered in its place and the others are
+ * still written together; otherwise the first refusal is thrown. Declared by resources whose
+ * create writes only the record's own row (defineCreate without `create`).
  */
-export type CreateMany = (ctx: Context, inputs: Array<Record<string, unknown>>) => Promise<unknown[]>;
+export type CreateMany = (ctx: Context, inputs: Array<Record<string, unknown>>, options?: { partial?: boolean }) => Promise<Array<{ record: unknown } | { refused: GraphQLError }>>;
+
+/** A write's refusal of its input or state (any 4xx), as opposed to a failure of the service's. */
+export function isRefusal(error: unknown): error is GraphQLError {
+  return error instanceof GraphQLError && codeOf(error) !== 'INTERNAL';
+}
 
 const manyWrites = new Map<ResourceType, CreateMany>();
 

@@ -147,6 +147,21 @@ describe('statements of the hot paths on PostgreSQL', () => {
     }
   });
 
+  it('a partial batch of 10 creates, 2 refused for their input, writes the other 8 in one INSERT (no savepoint per item), answering each in its place', async () => {
+    const items = Array.from({ length: 10 }, (_, i) => ({ op: 'create', data: { name: `Partial ${i}`, ...(i % 5 === 3 ? { email: 'not an address' } : {}) } }));
+    await statementsOf('GET', '/v1/customers?limit=1');
+    for (let run = 0; run < RUNS; run++) {
+      statements.length = 0;
+      const response = await send('POST', '/v1/customers/batch', { mode: 'partial', items });
+      const body = await response.json();
+      expect(response.status).toBe(200);
+      expect(body.results.map((result: { index: number; status: number }) => [result.index, result.status])).toEqual(items.map((_, i) => [i, i % 5 === 3 ? 400 : 201]));
+      expect(body.results[3].error.errors).toEqual([{ param: 'email', message: 'must be a valid e-mail address' }]);
+      expect(body.results[4].record.name).toBe('Partial 4');
+      expect(statements.filter((sql) => !LAST_USED.test(sql)).map(kindOf).sort()).toEqual(['COMMIT', 'INSERT customers', 'SET LOCAL']);
+    }
+  });
+
   it("a batch of 10 jobs of one customer holds the customer once, then one INSERT", async () => {
     const items = Array.from({ length: 10 }, (_, i) => ({ op: 'create', data: { customer_id: customerId, title: `Job ${i}` } }));
     for (let run = 0; run < RUNS; run++) {
