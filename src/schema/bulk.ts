@@ -66,10 +66,9 @@ interface ItemResult {
 
 /** A write's error as an item's result. */
 function itemError(error: unknown): ItemResult['error'] & { status: number } {
-  const graphql = error instanceof GraphQLError ? error : undefined;
-  const code = graphql ? codeOf(graphql) : 'INTERNAL';
-  if (!graphql || code === 'INTERNAL') throw error;
-  return { code, status: statusOf(code), message: graphql.message, errors: (graphql.extensions?.errors as FieldError[] | undefined) ?? [] };
+  if (!isRefusal(error)) throw error;
+  const code = codeOf(error);
+  return { code, status: statusOf(code), message: error.message, errors: (error.extensions?.errors as FieldError[] | undefined) ?? [] };
 }
 
 /**
