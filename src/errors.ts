@@ -40,6 +40,11 @@ export function codeOf(error: GraphQLError): ErrorCode {
   return isErrorCode(code) ? code : 'INTERNAL';
 }
 
+/** An error made by apiError with a code of the caller's (any 4xx), as opposed to a failure of the service's. */
+export function isRefusal(error: unknown): error is GraphQLError {
+  return error instanceof GraphQLError && codeOf(error) !== 'INTERNAL';
+}
+
 export function apiError(
   code: ErrorCode,
   message: string,

@@ -9,7 +9,7 @@ import { GraphQLError } from 'graphql';
 import type { FieldError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { IMPORTABLE, newImport, type ImportMode } from '../imports/plan.js';
-import { CHUNK_ROWS, claimImport, runImport } from '../imports/worker.js';
+import { claimImport, runImport } from '../imports/worker.js';
 import { schema } from '../schema/index.js';
 import { withDatabase, type Terminal } from './runtime.js';
 
@@ -44,7 +44,7 @@ export async function importFile(args: string[], terminal: Terminal, usage: (mes
     const { id } = job;
     terminal.err(`Import ${id}: ${stored.total} rows of ${resource} (${mode}).`);
     const log = createLogger('warn', (line) => terminal.err(line.trimEnd()));
-    await runImport(prisma, schema, job, log, { chunkRows: CHUNK_ROWS[kind] });
+    await runImport(prisma, schema, job, log, { database: kind });
     const done = await prisma.import.findUniqueOrThrow({ where: { organizationId_id: { organizationId: organization.id, id } } });
     terminal.err(`${done.status}: ${done.created} created, ${done.updated} updated, ${done.failed} failed.`);
     const { status, total, created, updated, failed, errors } = done;

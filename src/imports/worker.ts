@@ -251,7 +251,7 @@ export async function runImport(
   schema: GraphQLSchema,
   job: ImportJob,
   log: Logger,
-  { chunkRows, stopped = () => false, leaseSeconds = IMPORT_LEASE_SECONDS, hooks = {}, foreground }: { chunkRows: number; stopped?: () => boolean; leaseSeconds?: number; hooks?: ChunkHooks; foreground?: Foreground },
+  { database, stopped = () => false, leaseSeconds = IMPORT_LEASE_SECONDS, hooks = {}, foreground }: { database: Database['kind']; stopped?: () => boolean; leaseSeconds?: number; hooks?: ChunkHooks; foreground?: Foreground },
 ): Promise<'ended' | 'stopped' | 'taken'> {
   if (job.attempts > MAX_ATTEMPTS) {
     log.error('import given up: no chunk committed in its last attempts', { import_id: job.id, attempts: job.attempts - 1 });
@@ -260,7 +260,7 @@ export async function runImport(
   }
   try {
     while (!stopped()) {
-      if (await runChunk(prisma, schema, job, log, foreground?.busy() ? BUSY_CHUNK_ROWS : chunkRows, hooks, leaseSeconds)) return 'ended';
+      if (await runChunk(prisma, schema, job, log, foreground?.busy() ? BUSY_CHUNK_ROWS : CHUNK_ROWS[database], hooks, leaseSeconds)) return 'ended';
       // One turn of the event loop first, so the requests that arrived during the chunk have
       // begun and are counted (on the embedded database, whose chunk ran in this thread, none
       // could begin meanwhile).
@@ -302,7 +302,7 @@ export function startImports({ db, log, schema, leaseSeconds = IMPORT_LEASE_SECO
       const job = await claimImport(prisma, leaseSeconds);
       if (!job) return;
       log.info('import claimed', { import_id: job.id, next_row: job.nextRow, total: job.total });
-      const outcome = await runImport(prisma, schema, job, log, { chunkRows: CHUNK_ROWS[db.kind], stopped, leaseSeconds, hooks: chunkHooks, foreground }).catch((error: Error) => {
+      const outcome = await runImport(prisma, schema, job, log, { database: db.kind, stopped, leaseSeconds, hooks: chunkHooks, foreground }).catch((error: Error) => {
         // Its lease runs out and it is taken again (up to MAX_ATTEMPTS claims without progress).
         log.error('import chunk failed', { import_id: job.id, next_row: job.nextRow, error: error.message });
         return 'failed';

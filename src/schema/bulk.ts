@@ -7,14 +7,14 @@
 import { coerceInputValue, GraphQLError, isInputObjectType, type GraphQLInputObjectType, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context.js';
 import { nestedClient } from '../db/nested-transactions.js';
-import { apiError, codeOf, invalidInput, statusOf, type FieldError } from '../errors.js';
+import { apiError, codeOf, invalidInput, isRefusal, statusOf, type FieldError } from '../errors.js';
 import { builder } from './builder.js';
 import { delegateName, model, nameRequest, type ResourceType } from './changes.js';
 import { checkExternalId, MAX_EXTERNAL_ID } from './integration-keys.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
 import { InputCheck } from './validation.js';
-import { createManyOf, isRefusal, writeOf } from './writers.js';
+import { createManyOf, writeOf } from './writers.js';
 
 export const MAX_BATCH = 100;
 

@@ -8,6 +8,7 @@ import type { GraphQLError } from 'graphql';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
+import { isRefusal } from '../errors.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { insertRows } from '../db/insert-rows.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
@@ -21,7 +22,7 @@ import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } f
 import { relationArgs, relationQuery } from './relations.js';
 import { customerFilter, holdAllReferences, referencesOf, requireReferences, type Reference, type References } from './references.js';
 import { registerExample, registerResource, resourceOf } from './registry.js';
-import { isRefusal, registerCreateMany, registerWrite, type Write } from './writers.js';
+import { registerCreateMany, registerWrite, type Write } from './writers.js';
 import type { Move } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
 

@@ -1,9 +1,8 @@
 // The resolvers of every record write, by mutation name (`createCustomer`, `updateCustomer`,
 // `deleteCustomer`, ...), as defineResource and defineCreate declare them: what an upsert
 // and a batch (schema/bulk.ts) run, so each item takes the same path as its single call.
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import type { Context } from '../context.js';
-import { codeOf } from '../errors.js';
 import type { ResourceType } from './changes.js';
 
 export interface WriteArgs {
@@ -34,11 +33,6 @@ export function writeOf(mutation: string): Write | undefined {
  * create writes only the record's own row (defineCreate without `create`).
  */
 export type CreateMany = (ctx: Context, inputs: Array<Record<string, unknown>>, options?: { partial?: boolean }) => Promise<Array<{ record: unknown } | { refused: GraphQLError }>>;
-
-/** A write's refusal of its input or state (any 4xx), as opposed to a failure of the service's. */
-export function isRefusal(error: unknown): error is GraphQLError {
-  return error instanceof GraphQLError && codeOf(error) !== 'INTERNAL';
-}
 
 const manyWrites = new Map<ResourceType, CreateMany>();
 

@@ -17,10 +17,7 @@ BEGIN
     RETURN;
   END IF;
   ALTER TABLE api_keys DROP CONSTRAINT api_keys_organization_id_fkey;
+  -- Keeps the table's rows, indexes and triggers (api_keys_changes with them).
   PERFORM undistribute_table('api_keys');
   ALTER TABLE api_keys ADD CONSTRAINT api_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE RESTRICT ON UPDATE NO ACTION;
-  DROP TRIGGER IF EXISTS api_keys_changes ON api_keys;
-  CREATE TRIGGER api_keys_changes
-  AFTER UPDATE OF hash, organization_id, scopes, expires_at, revoked_at OR DELETE ON api_keys
-  FOR EACH ROW EXECUTE FUNCTION notify_api_key_change();
 END $$;
