@@ -164,8 +164,17 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
     state.timer = setTimeout(() => armExpiry(keyId, state), Math.min(left, MAX_TIMER_MS)).unref();
   }
 
+  // Re-checks run one after another, in the order the changes were heard: a later change's
+  // outcome (a stream ended) then also means every earlier change has been applied.
+  let rechecks = Promise.resolve();
+  function recheck(keyIds: string[]) {
+    rechecks = rechecks
+      .then(() => checkAgain(keyIds))
+      .catch((error: Error) => log.warn('could not check changed API keys again', { error: error.message }));
+  }
+
   /** Checks the keys again after a change: ends the streams of those no longer valid, re-scopes the others. */
-  async function recheck(keyIds: string[]) {
+  async function checkAgain(keyIds: string[]) {
     let rows: Array<{ id: string; organizationId: string; scopes: string[]; revokedAt: Date | null; expiresAt: Date | null }>;
     try {
       rows = await db.apiKey.findMany({ where: { id: { in: keyIds } }, select: { id: true, organizationId: true, scopes: true, revokedAt: true, expiresAt: true } });
@@ -277,7 +286,7 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
       key.streams.add(entry);
       if (!known) armExpiry(auth.keyId, key);
       // The key may have changed between its authentication and now: check it once more.
-      if (Date.now() - (recentChanges.get(auth.keyId) ?? -Infinity) < CHANGE_RACE_MS) void recheck([auth.keyId]);
+      if (Date.now() - (recentChanges.get(auth.keyId) ?? -Infinity) < CHANGE_RACE_MS) recheck([auth.keyId]);
       // The subscriber left: nothing more is sent (a connection closed is seen here at once,
       // whereas the response stream would only notice at its next write).
       if (signal?.aborted) entry.stream.end(undefined, { drop: true });
@@ -293,10 +302,10 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
       const now = Date.now();
       for (const [id, at] of recentChanges) if (now - at >= CHANGE_RACE_MS) recentChanges.delete(id);
       recentChanges.set(keyId, now);
-      if (byKey.has(keyId)) void recheck([keyId]);
+      if (byKey.has(keyId)) recheck([keyId]);
     },
     keyChangesResumed() {
-      if (byKey.size > 0) void recheck([...byKey.keys()]);
+      if (byKey.size > 0) recheck([...byKey.keys()]);
     },
     heard(notice: EventNotice) {
       if (!byOrganization.has(notice.organizationId)) return;
