@@ -47,6 +47,10 @@ export default defineConfig({
     // loaded machine that can take longer than vitest's default second; only a failure waits it out.
     expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
+    // V8's baseline tier alone for WebAssembly: its optimizing tier recompiled PGlite's and
+    // Prisma's hot functions in the background of every worker, more CPU than it saved (the
+    // suite is bound by CPU: 337 s and 333 CPU-s of the workers' own, 290 s and 278 with it).
+    execArgv: ['--liftoff-only'],
     // One more worker than this machine's two cores: most files wait much of their time on
     // PostgreSQL, a child process or a socket (a clean-clone run took 494 s with two workers,
     // 334 s with three, every test passing).

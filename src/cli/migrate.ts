@@ -1,4 +1,5 @@
 // npm run db:migrate: apply pending migrations to the configured database and exit.
+import './short-lived.js';
 import { processTerminal, withDatabase } from './runtime.js';
 
 const terminal = processTerminal();

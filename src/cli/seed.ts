@@ -1,5 +1,6 @@
 // npm run seed: the demo organization with data in every resource, and a key for it
 // (printed alone on the last line of standard output).
+import './short-lived.js';
 import { seedDemo } from '../db/demo-data.js';
 import { processTerminal, withDatabase } from './runtime.js';
 

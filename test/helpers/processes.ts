@@ -24,12 +24,21 @@ export interface RunningServer {
 }
 
 /**
+ * A test's server lives seconds: V8's optimizing tier for WebAssembly (PGlite, Prisma's query
+ * compiler) costs it more CPU than it returns, as for the CLI (src/cli/short-lived.ts) and
+ * the test workers (vitest.config.ts). What these tests check (start, signals, ports, exit
+ * codes, migrations) does not depend on the tier; `npm start` and `npm run start:production`
+ * (startNpm) run exactly as a user runs them.
+ */
+const BASELINE_WASM = ['--liftoff-only'];
+
+/**
  * `args`: Node's arguments; by default the compiled service, as the Docker image runs it
  * (test/helpers/service-build.ts; `npm start`'s sources: startNpm('start')).
  * A server not listening within `timeoutMs` is killed, and the start fails.
  */
 export function startServer(env: Record<string, string>, args = [builtService()], timeoutMs = 30_000): Promise<RunningServer> {
-  return listening(timeoutMs, spawn(process.execPath, args, { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+  return listening(timeoutMs, spawn(process.execPath, [...BASELINE_WASM, ...args], { cwd: ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
 }
 
 /** `npm run <script>` (start, start:production) exactly as a user or a process manager runs it. */
