@@ -34,6 +34,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
+    // As in vitest.config.ts: V8's baseline tier alone for WebAssembly (Prisma's query compiler here).
+    execArgv: ['--liftoff-only'],
     maxWorkers: 2,
     isolate: false,
   },
