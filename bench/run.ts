@@ -31,6 +31,7 @@ import { startReceiver, webhookBench } from './events.js';
 import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
 import { cpuCost, cpuTable } from './cpu.js';
 import { fanOut, fanOutTable } from './fanout.js';
+import { rawInserts, rawInsertsTable } from './raw-inserts.js';
 import { againstBest, CREATE_WITHOUT_EVENT, limitsTargets, ONE_STATEMENT_SERVERS, TWO_STATEMENTS } from './references.js';
 
 const { values, positionals } = parseArgs({
@@ -849,7 +850,12 @@ async function limits() {
     await stop(service);
     for (const server of references) await stop(server);
   }
+  // With every server stopped: the database's own rate for the same INSERT.
+  const raw = [];
+  for (const connections of [1, 8, CONNECTIONS]) raw.push(await rawInserts(data.databaseUrl, data.organizationId, connections, DURATION));
   report('limits', rows, [
+    ...rawInsertsTable(raw),
+    '',
     `${CUSTOMERS} customers in the measured organization (seeded in ${seedSeconds} s); one API key for every request; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; ` +
       `the service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process, RATE_LIMIT_MAX=1000000000; each reference one process with a pool of 10 connections, as the service's default. ` +
       `Node ${process.version}; 1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with the load generator, PostgreSQL and any other work on the machine).`,

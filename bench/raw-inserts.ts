@@ -1,0 +1,53 @@
+// The database alone: the reference's create (one prepared INSERT of a customer, its own
+// transaction, through every trigger of customers) sent straight from the bench over N
+// connections, with no HTTP server between. On a machine of two cores the HTTP reference
+// shares them with PostgreSQL and the load generator; this says what the database itself
+// does for one organization, and how its writers queue on the organization's counters.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+
+export interface RawInserts {
+  connections: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+const INSERT = 'INSERT INTO customers (id, organization_id, name, email, updated_at) VALUES ($1, $2, $3, $4, now())';
+
+/** `connections` clients inserting into `organizationId` for `seconds`, each waiting for its last. */
+export async function rawInserts(databaseUrl: string, organizationId: string, connections: number, seconds: number): Promise<RawInserts> {
+  const clients = await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      return client;
+    }),
+  );
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  try {
+    await Promise.all(
+      clients.map(async (client) => {
+        while (performance.now() < until) {
+          const at = performance.now();
+          await client.query({ name: 'raw_insert', text: INSERT, values: [randomUUID(), organizationId, 'Raw Customer', 'raw@example.com'] });
+          latencies.push(performance.now() - at);
+        }
+      }),
+    );
+  } finally {
+    await Promise.all(clients.map((client) => client.end()));
+  }
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 10) / 10;
+  return { connections, perSecond: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99) };
+}
+
+export function rawInsertsTable(rows: RawInserts[]): string[] {
+  return [
+    '| raw INSERT through every trigger, from the bench (no HTTP) | creates/s | p50 ms | p99 ms |',
+    '|---|---|---|---|',
+    ...rows.map((r) => `| ${r.connections} connection${r.connections === 1 ? '' : 's'} | ${r.perSecond} | ${r.p50} | ${r.p99} |`),
+  ];
+}
