@@ -88,13 +88,13 @@ describe.each(DB_KINDS)('subscription limits on %s', (kind) => {
       await expect
         .poll(() => {
           seen.push(...app.statements().filter((sql) => !/"api_keys"/.test(sql)));
-          const complete = seen.some((sql) => /^INSERT INTO customers/.test(sql)) && seen.length > 1;
+          const complete = seen.some((sql) => /^INSERT INTO "public"\."customers"/.test(sql)) && seen.length > 1;
           held = complete && seen.length === last ? held + 1 : 0;
           last = seen.length;
           return held;
         }, { interval: 50, timeout: 10_000 })
         .toBeGreaterThanOrEqual(3);
-      return seen.filter((sql) => !/^INSERT INTO customers/.test(sql));
+      return seen.filter((sql) => !/^INSERT INTO "public"\."customers"/.test(sql));
     }
     const one = await open((await app.key()).key);
     const alone = await fanOut([one], [one]);
