@@ -49,7 +49,8 @@ export default defineConfig({
     pool: 'forks',
     // V8's baseline tier alone for WebAssembly: its optimizing tier recompiled PGlite's and
     // Prisma's hot functions in the background of every worker, more CPU than it saved (the
-    // suite is bound by CPU: 337 s and 333 CPU-s of the workers' own, 290 s and 278 with it).
+    // suite is bound by CPU; on one machine, two runs without it took 346 and 337 s, five with
+    // it 290 to 318 s).
     execArgv: ['--liftoff-only'],
     // One more worker than this machine's two cores: most files wait much of their time on
     // PostgreSQL, a child process or a socket (a clean-clone run took 494 s with two workers,
