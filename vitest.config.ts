@@ -49,7 +49,7 @@ export default defineConfig({
     pool: 'forks',
     // V8's baseline tier alone for WebAssembly: its optimizing tier recompiled PGlite's and
     // Prisma's hot functions in the background of every worker, more CPU than it saved (the
-    // suite is bound by CPU; on one machine, two runs without it took 346 and 337 s, five with
+    // suite is bound by CPU; on one machine, two runs without it took 346 and 337 s, four with
     // it 290 to 318 s).
     execArgv: ['--liftoff-only'],
     // One more worker than this machine's two cores: most files wait much of their time on

@@ -18,7 +18,7 @@ try {
 // On PostgreSQL the only WebAssembly is Prisma's query compiler, run once per query shape (its
 // plans are cached): V8's optimizing tier for it held some 50 MB and bought no throughput (a
 // REST list under load, 8 runs each way: 651 req/s and 387 MB with the baseline tier alone,
-// 668 and 441 MB without). The embedded database runs in WebAssembly and serves 10-18% more
+// 668 and 441 MB without). The embedded database runs in WebAssembly and serves 11-23% more
 // with that tier, so it keeps it. Set before anything compiles (the server loads below).
 if (config.databaseUrl) setFlagsFromString('--liftoff-only');
 
