@@ -1,10 +1,10 @@
-// The database alone: the reference's create (one prepared INSERT of a customer, its own
-// transaction, through every trigger of customers) sent straight from the bench over N
-// connections, with no HTTP server between. On a machine of two cores the HTTP reference
+// The database alone: the reference's create (CUSTOMER_INSERT, prepared, ids made as the
+// service makes them, each its own transaction through every trigger of customers) sent
+// straight from the bench over N connections, with no HTTP server between. On a machine of two cores the HTTP reference
 // shares them with PostgreSQL and the load generator; this says what the database itself
 // does for one organization, and how its writers queue on the organization's counters.
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { CUSTOMER_INSERT, uuid7 } from './types.js';
 
 export interface RawInserts {
   connections: number;
@@ -12,8 +12,6 @@ export interface RawInserts {
   p50: number;
   p99: number;
 }
-
-const INSERT = 'INSERT INTO customers (id, organization_id, name, email, updated_at) VALUES ($1, $2, $3, $4, now())';
 
 /** `connections` clients inserting into `organizationId` for `seconds`, each waiting for its last. */
 export async function rawInserts(databaseUrl: string, organizationId: string, connections: number, seconds: number): Promise<RawInserts> {
@@ -31,7 +29,7 @@ export async function rawInserts(databaseUrl: string, organizationId: string, co
       clients.map(async (client) => {
         while (performance.now() < until) {
           const at = performance.now();
-          await client.query({ name: 'raw_insert', text: INSERT, values: [randomUUID(), organizationId, 'Raw Customer', 'raw@example.com'] });
+          await client.query({ name: 'raw_insert', text: CUSTOMER_INSERT, values: [uuid7(), organizationId, 'Raw Customer', 'raw@example.com'] });
           latencies.push(performance.now() - at);
         }
       }),

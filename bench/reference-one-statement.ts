@@ -11,9 +11,9 @@
 // json_agg) and node forwards it untouched; otherwise (node) node serializes the rows, the
 // nested page's relations arriving as JSON columns as Prisma's relation joins read them.
 // No framework, no auth, no rate limit, no log.
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import pg from 'pg';
+import { CUSTOMER_INSERT, uuid7 } from './types.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const organizationId = process.env.ORGANIZATION_ID!;
@@ -60,8 +60,6 @@ const INVOICES = `coalesce((SELECT json_agg(json_build_object('number', i.number
         ORDER BY i.created_at DESC, i.id DESC LIMIT 5) i), '[]')`;
 const NESTED_PAGE = `SELECT * FROM customers c WHERE ${LIVE} ${NEWEST} LIMIT 20`;
 
-const INSERT = `INSERT INTO customers (id, organization_id, name, email, updated_at) VALUES ($1, $2, $3, $4, now())`;
-
 const STATEMENTS = inPostgres
   ? {
       list: jsonList(LIVE, MAINTAINED),
@@ -69,21 +67,14 @@ const STATEMENTS = inPostgres
       nested: `SELECT json_build_object('data', json_build_object('customers', json_build_object('data',
                  coalesce(json_agg(json_build_object('name', c.name, 'jobs', ${JOBS}, 'invoices', ${INVOICES}) ${NEWEST}), '[]'))))::text AS body
                FROM (${NESTED_PAGE}) c`,
-      create: `${INSERT} RETURNING ${recordJson('customers')}::text AS body`,
+      create: `${CUSTOMER_INSERT} RETURNING ${recordJson('customers')}::text AS body`,
     }
   : {
       list: rowsList(LIVE, `(${MAINTAINED})`),
       search: rowsList(searched(4), `(${COUNTED(searched(4))})`),
       nested: `SELECT c.name, ${JOBS} AS jobs, ${INVOICES} AS invoices FROM (${NESTED_PAGE}) c ${NEWEST}`,
-      create: `${INSERT} RETURNING ${RECORD.join(', ')}`,
+      create: `${CUSTOMER_INSERT} RETURNING ${RECORD.join(', ')}`,
     };
-
-/** A UUID v7 (time-ordered), as the service's Prisma client makes record ids. */
-function uuid7(): string {
-  const random = randomUUID();
-  const time = Date.now().toString(16).padStart(12, '0');
-  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15, 18)}-${random.slice(19)}`;
-}
 
 const run = (name: keyof typeof STATEMENTS, values: unknown[]) => pool.query({ name, text: STATEMENTS[name], values });
 

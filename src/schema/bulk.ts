@@ -14,7 +14,7 @@ import { checkExternalId, MAX_EXTERNAL_ID } from './integration-keys.js';
 import { registeredResources } from './registry.js';
 import { restExtension } from './resource.js';
 import { InputCheck } from './validation.js';
-import { createManyOf, writeOf } from './writers.js';
+import { createManyOf, writeAccepted, writeOf } from './writers.js';
 
 export const MAX_BATCH = 100;
 
@@ -213,33 +213,29 @@ async function runTogether(ctx: Context, schema: GraphQLSchema, type: ResourceTy
   const many = items.every((item) => item.op === 'create') ? createManyOf(type) : undefined;
   const partial = mode === 'partial' && many !== undefined;
   if (prior.size > 0 && !partial) return undefined;
-  try {
-    // Each input coerced before the transaction (with the faults found before it ran): a
-    // refused one costs it no round trip.
-    const inputs = many
-      ? items.map((item, index): { input: Record<string, unknown> } | { refused: GraphQLError } => {
-          try {
-            return { input: createInput(schema, type, item, new InputCheck(prior.get(index))) };
-          } catch (error) {
-            if (!partial || !isRefusal(error)) throw error;
-            return { refused: error };
-          }
-        })
-      : [];
-    return await ctx.prisma.$transaction(async (tx) => {
+  const inTransaction = <T>(run: (inner: Context) => Promise<T>) =>
+    ctx.prisma.$transaction(async (tx) => {
       const inner = { ...ctx, prisma: nestedClient(tx, { savepoints: false }), inputErrors: [] };
       await nameRequest(inner.prisma, ctx.requestId);
-      if (many) {
-        const accepted = inputs.flatMap((entry) => ('input' in entry ? [entry.input] : []));
-        const written = accepted.length > 0 ? await many(inner, accepted, { partial }) : [];
-        let next = 0;
-        const outcomes = inputs.map((entry) => ('input' in entry ? written[next++]! : entry));
-        return { results: outcomes.map((outcome, index) => ('record' in outcome ? { index, status: 201, record: outcome.record } : refusedItem(index, outcome.refused))) };
-      }
+      return run(inner);
+    }, { timeout: 60_000 });
+  try {
+    if (many) {
+      // Each input coerced before the transaction (with the faults found before it ran): a
+      // refused one costs it no round trip, and none is begun when every one is refused.
+      const outcomes = await writeAccepted(
+        items,
+        partial,
+        (item, index) => createInput(schema, type, item, new InputCheck(prior.get(index))),
+        (inputs) => inTransaction((inner) => many(inner, inputs, { partial })),
+      );
+      return { results: outcomes.map((outcome, index) => ('record' in outcome ? { index, status: 201, record: outcome.record } : refusedItem(index, outcome.refused))) };
+    }
+    return await inTransaction(async (inner) => {
       const results: ItemResult[] = [];
       for (const [index, item] of items.entries()) results.push({ ...(await runItem(inner, schema, type, item)), index });
       return { results };
-    }, { timeout: 60_000 });
+    });
   } catch {
     // Named by the caller, item by item (a fault of the database's, such as an unavailable one, recurs there).
     return undefined;

@@ -4,11 +4,9 @@
 // each route's scope from the field's own authScopes, so REST serves exactly what the
 // schema declares.
 import type { EnumRef, InputFieldMap, InputObjectRef, InputShapeFromFields, ObjectRef } from '@pothos/core';
-import type { GraphQLError } from 'graphql';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
-import { isRefusal } from '../errors.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { insertRows } from '../db/insert-rows.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
@@ -22,7 +20,7 @@ import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } f
 import { relationArgs, relationQuery } from './relations.js';
 import { customerFilter, holdAllReferences, referencesOf, requireReferences, type Reference, type References } from './references.js';
 import { registerExample, registerResource, resourceOf } from './registry.js';
-import { registerCreateMany, registerWrite, type Write } from './writers.js';
+import { registerCreateMany, registerWrite, writeAccepted, type Write } from './writers.js';
 import type { Move } from './transitions.js';
 import { InputCheck, isUuid } from './validation.js';
 
@@ -412,27 +410,15 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
   };
   registerWrite(`create${type}`, ({ input }, ctx, query) => run(ctx, input as Input, query));
   if (!spec.create) {
-    registerCreateMany(type, async (ctx, inputs, { partial = false } = {}) => {
-      const checks: Array<{ row: Record<string, unknown> } | { refused: GraphQLError }> = [];
-      for (const input of inputs) {
-        try {
-          checks.push({ row: await checked(ctx, input as Input) });
-        } catch (error) {
-          if (!partial || !isRefusal(error)) throw error;
-          checks.push({ refused: error });
-        }
-      }
-      const rows = checks.flatMap((check) => ('row' in check ? [check.row] : []));
-      const records =
-        rows.length === 0
-          ? []
-          : await writing(ctx, async (tx) => {
-              await holdAllReferences(tx, ctx.auth.organizationId, rows as References[]);
-              return insertRows(tx, type, path, rows);
-            });
-      let next = 0;
-      return checks.map((check) => ('row' in check ? { record: records[next++] } : check));
-    });
+    registerCreateMany(type, (ctx, inputs, { partial = false } = {}) =>
+      writeAccepted(inputs, partial, (input) => checked(ctx, input as Input), async (rows) => {
+        const records = await writing(ctx, async (tx) => {
+          await holdAllReferences(tx, ctx.auth.organizationId, rows as References[]);
+          return insertRows(tx, type, path, rows);
+        });
+        return records.map((record) => ({ record }));
+      }),
+    );
   }
   registerExample(type, spec.example as Record<string, unknown>);
   builder.mutationField(`create${type}`, (t) =>
