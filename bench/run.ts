@@ -852,7 +852,9 @@ async function limits() {
   }
   // With every server stopped: the database's own rate for the same INSERT.
   const raw = [];
-  for (const connections of [1, 8, CONNECTIONS]) raw.push(await rawInserts(data.databaseUrl, data.organizationId, connections, DURATION));
+  for (const pauseMs of [undefined, 0, 2]) {
+    for (const connections of [1, 8, CONNECTIONS]) raw.push(await rawInserts(data.databaseUrl, data.organizationId, connections, DURATION, pauseMs));
+  }
   report('limits', rows, [
     ...rawInsertsTable(raw),
     '',
