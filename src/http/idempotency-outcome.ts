@@ -72,11 +72,9 @@ export function keyOutcomes(prisma: PrismaClient, log: Logger, box: () => Promis
     const events = await prisma.$transaction(async (tx) => {
       // A COMMIT whose answer was lost may still be on its way through PostgreSQL (sent, not
       // yet run): looking now could miss it and free a key whose request is about to commit.
-      // Every change marks its organization with a shared lock until it ends, and changes
-      // numbered at their write (Citus; invoices, estimates) hold its counters row (inserting
-      // it the first time): wait for both first (prisma/migrations/*_numbers_at_commit).
+      // Every change holds its organization's counters row until it ends (inserts it, the
+      // first time): wait for that row first.
       await tx.$executeRaw`SET LOCAL lock_timeout = '2s'`;
-      await tx.$executeRaw`SELECT await_open_writes(${claim.organizationId}::uuid)`;
       await tx.$executeRaw`INSERT INTO organization_counters (organization_id) VALUES (${claim.organizationId}::uuid) ON CONFLICT DO NOTHING`;
       await tx.$queryRaw`SELECT 1 FROM organization_counters WHERE organization_id = ${claim.organizationId}::uuid FOR SHARE`;
       return tx.event.findMany({

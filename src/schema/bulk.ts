@@ -2,7 +2,8 @@
 // (create, or update the live record holding the external id) and `batch<Type>s(items,
 // mode)` (up to 100 creates, updates, upserts and deletes in one transaction). Each item runs
 // the resource's own write (schema/writers.ts), so it checks, numbers, versions and records
-// its event exactly as its single call would, in the batch's one transaction.
+// its event exactly as its single call would; the batch's transaction takes the
+// organization's change sequence once for all of them.
 import { coerceInputValue, GraphQLError, isInputObjectType, type GraphQLInputObjectType, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context.js';
 import { nestedClient } from '../db/nested-transactions.js';
