@@ -1,6 +1,6 @@
 // The database alone: the reference's create (CUSTOMER_INSERT, prepared, ids made as the
-// service makes them, each its own transaction through every trigger of customers) sent
-// straight from the bench over N connections, with no HTTP server between. On a machine of two cores the HTTP reference
+// service makes them, through every trigger of customers) sent straight from the bench over
+// N connections, with no HTTP server between. On a machine of two cores the HTTP reference
 // shares them with PostgreSQL and the load generator; this says what the database itself
 // does for one organization, and how its writers queue on the organization's counters.
 // Each insert alone (one round trip), and as the service writes: BEGIN, INSERT, COMMIT, three

@@ -850,7 +850,8 @@ async function limits() {
     await stop(service);
     for (const server of references) await stop(server);
   }
-  // With every server stopped: the database's own rate for the same INSERT.
+  // With every server stopped: the database's own rate for the same INSERT, alone and in
+  // transactions as the service sends it.
   const raw = [];
   for (const pauseMs of [undefined, 0, 2]) {
     for (const connections of [1, 8, CONNECTIONS]) raw.push(await rawInserts(data.databaseUrl, data.organizationId, connections, DURATION, pauseMs));
