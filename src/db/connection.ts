@@ -2,7 +2,7 @@
 // the embedded PGlite in DATA_DIR. Both get the same generated client and migrations.
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapterFactory, SqlQuery } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { createLogger, type Logger } from '../logger.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -11,6 +11,7 @@ import { boundQueries } from './query-deadline.js';
 import { nameRequestsOnBegin } from './request-naming.js';
 import { openReplicas, type ReadReplicas } from './replicas.js';
 import { pgliteSql, poolSql, type Sql } from './sql.js';
+import { statementNames } from './statement-names.js';
 
 export interface Database {
   kind: 'pglite' | 'postgres';
@@ -86,6 +87,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPostgres(connectionString: string, options: DatabaseOptions): Promise<Database> {
   const { poolSize: max = 10, onQuery, replicaUrls = [] } = options;
+  // The adapter's type wants a name for every statement; undefined leaves one unnamed (pg).
+  const statementNameGenerator = statementNames() as (query: SqlQuery) => string;
   // No statement may hold a connection for long: one tenant's slow queries would otherwise
   // take the whole pool from the others, and a hung database would hold every request.
   const openPool = (size: number, url = connectionString, connectTimeoutMs = CONNECT_TIMEOUT_MS) => {
@@ -97,12 +100,13 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
     return pool;
   };
   const pool = openPool(max);
-  const prisma = createClient(new PrismaPg(pool), onQuery);
+  const adapter = (from: pg.Pool) => new PrismaPg(from, { statementNameGenerator });
+  const prisma = createClient(adapter(pool), onQuery);
   const backgroundPool = openPool(BACKGROUND_POOL_SIZE);
-  const background = createClient(new PrismaPg(backgroundPool), onQuery);
+  const background = createClient(adapter(backgroundPool), onQuery);
   // Each replica gets a pool the size of the primary's: the reads it takes leave the primary's.
   const replicaPools = replicaUrls.map((url) => openPool(max, url, REPLICA_CONNECT_TIMEOUT_MS));
-  const replicaClients = replicaPools.map((replicaPool) => createClient(new PrismaPg(replicaPool), onQuery));
+  const replicaClients = replicaPools.map((replicaPool) => createClient(adapter(replicaPool), onQuery));
   const replicas = replicaUrls.length
     ? openReplicas({
         primary: poolSql(pool),

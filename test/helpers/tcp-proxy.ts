@@ -5,6 +5,28 @@
 // `cutAfter` cuts the link the moment a given statement has reached the peer, so its
 // answer is lost (a COMMIT that committed, say).
 import net from 'node:net';
+import { STATEMENT_NAME_PREFIX } from '../../src/db/statement-names.js';
+
+/**
+ * The service prepares its statements (src/db/statement-names.ts): a statement's text goes out
+ * once per connection, in the Parse message that names it, and then only its name, in a Bind.
+ * The texts of the names seen so far, so a statement is recognized by its name too.
+ */
+const PARSE = new RegExp(`P[\\s\\S]{4}(${STATEMENT_NAME_PREFIX}[\\w-]+)\\0([^\\0]*)\\0`, 'g');
+function statementTexts() {
+  const texts = new Map<string, string>();
+  return {
+    learn(chunk: Buffer) {
+      for (const [, name, text] of chunk.toString('latin1').matchAll(PARSE)) texts.set(name!, text!);
+    },
+    /** Whether `chunk` sends a statement containing `text`, by its text or by its name. */
+    sends(chunk: Buffer, text: string) {
+      if (chunk.includes(text)) return true;
+      for (const [name, statement] of texts) if (statement.includes(text) && chunk.includes(name)) return true;
+      return false;
+    },
+  };
+}
 
 export interface TcpProxy {
   port: number;
@@ -31,6 +53,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   let stalled = false;
   let trap: { text: string; after?: string; lateMs: number; armed: WeakSet<net.Socket>; sprung: () => void } | undefined;
   const held: Array<[net.Socket, Buffer]> = [];
+  const statements = statementTexts();
   const sockets = new Set<net.Socket>();
   const cut = () => {
     up = false;
@@ -39,8 +62,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const forward = (from: net.Socket, to: net.Socket, outbound: boolean) =>
     from.on('data', (chunk: Buffer) => {
       if (stalled) return void held.push([to, chunk]);
-      if (outbound && trap?.after && chunk.includes(trap.after)) trap.armed.add(from);
-      if (outbound && trap && chunk.includes(trap.text) && (!trap.after || trap.armed.has(from))) {
+      if (outbound) statements.learn(chunk);
+      if (outbound && trap?.after && statements.sends(chunk, trap.after)) trap.armed.add(from);
+      if (outbound && trap && statements.sends(chunk, trap.text) && (!trap.after || trap.armed.has(from))) {
         const { sprung, lateMs } = trap;
         trap = undefined;
         // The peer gets the chunk and then the end of the stream (closing its socket at once
