@@ -112,6 +112,16 @@ function ownRssKb(pid: number): number {
 }
 
 /**
+ * CPU time the whole machine spent so far (every process: server, PostgreSQL, the load
+ * generator), in ms: over a measured row, per request, it is steadier than req/s on a machine
+ * whose cores the server shares, and it counts what PostgreSQL spends on each request too.
+ */
+function busyCpuMs(): number {
+  const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq!) * 10;
+}
+
+/**
  * A server's memory: its process and every Node process under it (a cluster's workers),
  * not the esbuild helper tsx starts beside a TypeScript reference.
  */
@@ -225,7 +235,9 @@ async function measure(name: string, server: Server, scenario: Scenario): Promis
   await autocannon({ ...options, duration: WARMUP });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.process.pid!))), 250);
+  const busyBefore = busyCpuMs();
   const result = await autocannon({ ...options, duration: DURATION });
+  const busy = busyCpuMs() - busyBefore;
   clearInterval(sampler);
   const row = {
     scenario: name,
@@ -235,6 +247,7 @@ async function measure(name: string, server: Server, scenario: Scenario): Promis
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
     rssMb: peak,
+    cpuMsPerRequest: Number((busy / result.requests.total).toFixed(3)),
   };
   console.log(JSON.stringify(row));
   return row;
@@ -678,7 +691,7 @@ async function one() {
   const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
   try {
     const row = await measure(name, service, scenario);
-    console.log(`\n${name}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${row.errors} errors, RSS ${row.rssMb} MB`);
+    console.log(`\n${name}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${row.errors} errors, RSS ${row.rssMb} MB, machine CPU ${row.cpuMsPerRequest} ms per request`);
   } finally {
     await stop(service);
   }

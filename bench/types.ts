@@ -18,6 +18,8 @@ export interface Row {
   p99: number;
   errors: number;
   rssMb: number;
+  /** The machine's CPU time over the measured window per request, ms (bench/run.ts busyCpuMs). */
+  cpuMsPerRequest?: number;
 }
 
 /** The GraphQL list: the REST list's page in GraphQL's words. */
