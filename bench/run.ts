@@ -117,8 +117,7 @@ function ownRssKb(pid: number): number {
  * whose cores the server shares, and it counts what PostgreSQL spends on each request too.
  */
 function busyCpuMs(): number {
-  const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (user! + nice! + system! + irq! + softirq!) * 10;
+  return cpus().reduce((sum, { times }) => sum + times.user + times.nice + times.sys + times.irq, 0);
 }
 
 /**
