@@ -41,7 +41,7 @@ describe.each(DB_KINDS)('request log bounds on %s', (kind) => {
 
   it('drops and counts what a flood sends beyond the buffer, and writes the rest in batches', async () => {
     // A timer that never fires in the test: only flush() writes.
-    const writer = createRequestLogWriter(db.prisma, log, { maxPending: 50, maxPerFlush: 20, flushEveryMs: 3_600_000 });
+    const writer = createRequestLogWriter(db.sql, log, { maxPending: 50, maxPerFlush: 20, flushEveryMs: 3_600_000 });
     for (let n = 0; n < 500; n++) writer.record(entry(orgs[0]!, n));
     expect(writer.dropped()).toBe(450);
     await writer.flush();
@@ -58,7 +58,7 @@ describe.each(DB_KINDS)('request log bounds on %s', (kind) => {
   });
 
   it('purges rows older than 7 days, and an organization beyond its cap down to its newest rows', async () => {
-    const writer = createRequestLogWriter(db.prisma, log, { flushEveryMs: 3_600_000 });
+    const writer = createRequestLogWriter(db.sql, log, { flushEveryMs: 3_600_000 });
     const old = new Date(Date.now() - 8 * 86_400_000);
     for (let n = 0; n < 5; n++) writer.record(entry(orgs[1]!, n, old));
     for (let n = 5; n < 8; n++) writer.record(entry(orgs[1]!, n));
