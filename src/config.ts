@@ -37,6 +37,8 @@ export interface Config {
   webhooks: WebhookConfig;
   /** How long an idle client connection is kept open (longer than a proxy in front keeps its own). */
   keepAliveSeconds: number;
+  /** Memory each process keeps REST answers in (rest/response-cache.ts); 0: none. */
+  responseCacheBytes: number;
 }
 
 export interface WebhookConfig {
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     webConcurrencySet: (env.WEB_CONCURRENCY ?? '') !== '',
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 36_500),
     keepAliveSeconds: integer(env, 'HTTP_KEEP_ALIVE_SECONDS', 75, 1, 3600),
+    responseCacheBytes: integer(env, 'RESPONSE_CACHE_MB', 32, 0, 4096) * 2 ** 20,
     webhooks: {
       allowHttp: flag(env, 'WEBHOOK_ALLOW_HTTP', false),
       allowPrivateNetworks: flag(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),

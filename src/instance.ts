@@ -12,6 +12,7 @@ import { createRateLimiter } from './rate-limit.js';
 // Request logs: written in batches off the request path, purged after 7 days.
 import { scheduleRequestLogPurge } from './request-logs/retention.js';
 import { createRequestLogWriter } from './request-logs/writer.js';
+import { createResponseCache } from './rest/response-cache.js';
 import { createApp } from './server.js';
 import { schema } from './schema/index.js';
 import { startDeliveries } from './webhooks/delivery.js';
@@ -59,7 +60,7 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
     scheduleEventPurge(db.prisma, config.eventRetentionDays, log),
     scheduleRequestLogPurge(db.prisma, log),
   ];
-  const requestLogs = createRequestLogWriter(db.prisma, log);
+  const requestLogs = createRequestLogWriter(db.sql, log);
   const app = createApp({
     db,
     log,
@@ -71,6 +72,8 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
     draining: (arrived) => (arrived ? late.has(arrived) : stopping),
     loginThrottles: worker ? throttlesInPrimary : undefined,
     requestLogs,
+    // Reads that may go to a replica are not kept: the change number is read on the primary.
+    responses: config.responseCacheBytes > 0 && !db.replicas ? createResponseCache(db.sql, config.responseCacheBytes) : undefined,
   });
   const server = createServer((req, res) => {
     if (countsAsForeground(req.headers.accept)) res.once('close', foreground.enter());

@@ -34,6 +34,7 @@ import { markDryRun, wantsDryRun } from './http/dry-run.js';
 import { routeExecutor } from './rest/execute.js';
 import { handleRest } from './rest/handler.js';
 import { matchRest } from './rest/router.js';
+import type { ResponseCache } from './rest/response-cache.js';
 import { createAccountPages } from './web/account.js';
 // Request logs (GET /v1/request_logs): one entry per authenticated API request.
 import { recordRequest } from './request-logs/record.js';
@@ -62,6 +63,8 @@ export interface AppDeps {
   loginThrottles?: ThrottleFactory;
   /** Where the organization's request log is written (request-logs/writer.ts); none: not kept. */
   requestLogs?: RequestLogWriter;
+  /** REST reads answered from memory while their organization is unchanged (rest/response-cache.ts); none: every read computed. */
+  responses?: ResponseCache;
 }
 
 export function createApp({
@@ -75,6 +78,7 @@ export function createApp({
   draining = () => false,
   loginThrottles,
   requestLogs,
+  responses,
 }: AppDeps) {
   // Open subscriptions hear of key changes too: a revoked key's streams end.
   const authenticator = createAuthenticator(db, log, events.streams);
@@ -170,7 +174,10 @@ export function createApp({
         // The key covers this record's address.
         path: url.pathname.slice(match.base.length),
         dryRun,
-        run: (req) => handleRest(match.route, req, url, match.base, match.id, execute, requestId),
+        run: (req) => {
+          const compute = () => handleRest(match.route, req, url, match.base, match.id, execute, requestId);
+          return responses ? responses.answer(match.route, req, url, admission.auth, compute) : compute();
+        },
         limit: match.route.kind === 'import' ? MAX_IMPORT_BYTES : undefined,
       }));
     });

@@ -23,6 +23,7 @@ describe('configuration', () => {
       webConcurrencySet: false,
       eventRetentionDays: 30,
       keepAliveSeconds: 75,
+      responseCacheBytes: 32 * 2 ** 20,
       webhooks: {
         allowHttp: false,
         allowPrivateNetworks: false,
@@ -47,6 +48,13 @@ describe('configuration', () => {
     ['64', 64],
   ])('reads WEB_CONCURRENCY=%s as %i server processes', (value, processes) => {
     expect(loadConfig({ WEB_CONCURRENCY: value })).toMatchObject({ webConcurrency: processes, webConcurrencySet: true });
+  });
+
+  it('reads RESPONSE_CACHE_MB in MiB (0 keeps no answers), and refuses what is not a size naming it', () => {
+    expect(loadConfig({ RESPONSE_CACHE_MB: '0' }).responseCacheBytes).toBe(0);
+    expect(loadConfig({ RESPONSE_CACHE_MB: '256' }).responseCacheBytes).toBe(256 * 2 ** 20);
+    expect(() => loadConfig({ RESPONSE_CACHE_MB: 'lots' })).toThrow(/^RESPONSE_CACHE_MB must be/);
+    expect(() => loadConfig({ RESPONSE_CACHE_MB: '-1' })).toThrow(/^RESPONSE_CACHE_MB must be/);
   });
 
   it('reads CORS_ORIGINS as a list of origins', () => {

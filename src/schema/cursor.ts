@@ -48,6 +48,20 @@ export function writeCursor(scope: CursorScope, state: CursorState): string {
   return Buffer.from(JSON.stringify({ ...body, h: mac(scope, body).toString('base64url') })).toString('base64url');
 }
 
+/**
+ * The order a cursor says it walks in, unchecked (undefined for what is not a cursor): enough
+ * to decide how to treat a request before it runs, never to answer it (readCursor checks).
+ */
+export function cursorOrder(raw: string): Order | undefined {
+  try {
+    if (raw.length > 40000) return undefined;
+    const { o } = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { o?: unknown };
+    return o === 'newest' || o === 'changes' || o === 'sorted' ? o : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const refused = (message: string) => invalidInput([{ param: 'cursor', message }]);
 
 function isFilters(value: unknown): value is Filters {
