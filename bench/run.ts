@@ -32,7 +32,7 @@ import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
 import { cpuCost, cpuTable } from './cpu.js';
 import { fanOut, fanOutTable } from './fanout.js';
 import { rawInserts, rawInsertsTable } from './raw-inserts.js';
-import { againstBest, CREATE_WITHOUT_EVENT, limitsTargets, ONE_STATEMENT_SERVERS, TWO_STATEMENTS } from './references.js';
+import { againstBest, COMPUTED, CREATE_WITHOUT_EVENT, limitsTargets, ONE_STATEMENT_SERVERS, TWO_STATEMENTS } from './references.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -104,6 +104,11 @@ function start(name: string, args: string[], env: Record<string, string>): Promi
     });
     child.on('exit', (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
   });
+}
+
+/** `RESPONSE_CACHE_MB` as the bench was given it (`RESPONSE_CACHE_MB=0 npm run bench -- one`), for the service it starts; unset: the service's default. */
+function memoryFromEnv(): Record<string, string> {
+  return process.env.RESPONSE_CACHE_MB === undefined ? {} : { RESPONSE_CACHE_MB: process.env.RESPONSE_CACHE_MB };
 }
 
 function ownRssKb(pid: number): number {
@@ -660,7 +665,7 @@ async function profile() {
   const dir = `bench/results/profile-${name}`;
   rmSync(dir, { recursive: true, force: true });
   const flags = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--heap-prof', `--heap-prof-dir=${dir}`];
-  const service = await start('service', [...flags, ...productionArgs()], { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
+  const service = await start('service', [...flags, ...productionArgs()], { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', ...memoryFromEnv() });
   const row = await measure(name, service, scenario);
   await stop(service);
   const cpu = cpuShares(profileIn(dir, '.cpuprofile') as Parameters<typeof cpuShares>[0]);
@@ -687,7 +692,7 @@ async function profile() {
  */
 async function one() {
   const { name, scenario, data } = await profiledScenario();
-  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
+  const service = await start('service', productionArgs(), { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', ...memoryFromEnv() });
   try {
     const row = await measure(name, service, scenario);
     console.log(`\n${name}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${row.errors} errors, RSS ${row.rssMb} MB, machine CPU ${row.cpuMsPerRequest} ms per request`);
@@ -746,7 +751,9 @@ async function lists() {
   // From source, with production's flags and NODE_ENV (start() sets it): every row is compared
   // with the plain list of the same run, and the rows need no clean build of the shared tree.
   const fromSource = ['--max-semi-space-size=32', ...typescript('src/main.ts')];
-  const service = await start('service', fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1' });
+  // Every answer computed (RESPONSE_CACHE_MB=0): the rows measure the query layer, which a
+  // list read again and again would otherwise skip (rest/response-cache.ts).
+  const service = await start('service', fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', RESPONSE_CACHE_MB: '0' });
   const timings = new Map<string, Awaited<ReturnType<typeof list.timeRequests>>>();
   try {
     for (const row of rows) {
@@ -758,7 +765,7 @@ async function lists() {
   }
   const md = list.listsMarkdown(rows, timings, plans, audit, [
     `${CUSTOMERS} customers in the measured organization, with ${spread}; seeded in ${seedSeconds} s, dates, amounts and statuses varied in ${varySeconds} s (bench/list-data.ts). ` +
-      `The service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process; ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s measured per row, every request's latency timed by the bench; Node ${process.version}; ` +
+      `The service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production, RESPONSE_CACHE_MB=0: every answer computed), one process; ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s measured per row, every request's latency timed by the bench; Node ${process.version}; ` +
       `1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with other work).`,
   ]);
   mkdirSync('bench/results', { recursive: true });
@@ -847,6 +854,12 @@ async function limits() {
   try {
     for (const server of references) rows.push(await measure(list, server, { path: '/v1/customers?limit=20' }));
     rows.push(await measure(list, service, { path: '/v1/customers?limit=20' }));
+    const computed = await start(COMPUTED, fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', RATE_LIMIT_MAX: '1000000000', RESPONSE_CACHE_MB: '0' });
+    try {
+      rows.push(await measure(list, computed, { path: '/v1/customers?limit=20' }));
+    } finally {
+      await stop(computed);
+    }
     const prismaOnly = await start('node:http + Prisma', typescript('bench/reference-prisma.ts'), { DATABASE_URL: data.databaseUrl, ORGANIZATION_ID: data.organizationId });
     try {
       rows.push(await measure(list, prismaOnly, { path: '/v1/customers?limit=20' }));
@@ -876,6 +889,7 @@ async function limits() {
       `Node ${process.version}; 1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with the load generator, PostgreSQL and any other work on the machine).`,
     REFERENCES_NOTE,
     `"${CREATE_WITHOUT_EVENT}": the one-statement INSERT with \`ALTER TABLE customers DISABLE TRIGGER customers_event\` for its row only: the change sequence and the count triggers still run, the event trigger (the event row, webhook deliveries, NOTIFY) does not; the service's create is read against the references that write the event, as it does.`,
+    `"${COMPUTED}": the service with its answers from memory off, so every list page is computed (the service's other rows keep the default, ${'`'}RESPONSE_CACHE_MB=32${'`'}: a page read again while nothing in the organization changed is answered from memory after one read of the organization's change number).`,
   ], limitsTargets(rows, list, NESTED, 'REST create'));
 }
 
