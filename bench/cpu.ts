@@ -14,6 +14,10 @@ export interface CpuRow {
   median: number;
 }
 
+const CREATE_BODY = JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' });
+const INSERT = `INSERT INTO customers (id, organization_id, name, email, created_at, updated_at)
+  VALUES (gen_random_uuid(), $1, 'Bench Customer', 'bench@example.com', now(), now()) RETURNING *`;
+
 const ROUNDS = 8;
 const PER_ROUND = 2000;
 const CONCURRENCY = 16;
@@ -57,7 +61,7 @@ export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRo
   const fetchOk = async (path: string, body?: string) => {
     const response = await app.fetch(new Request(`http://bench${path}`, { method: body ? 'POST' : 'GET', headers, body }));
     const text = await response.text();
-    if (response.status !== 200 || text.includes('"errors"')) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 200)}`);
+    if ((response.status !== 200 && response.status !== 201) || text.includes('"errors"')) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 200)}`);
   };
   const graphql = (query: string) => () => fetchOk('/graphql', JSON.stringify({ query }));
   const columns = { id: true, name: true, email: true, phone: true, createdAt: true, updatedAt: true, version: true, deletedAt: true, changeSeq: true };
@@ -82,6 +86,8 @@ export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRo
     ['Prisma alone: the nested page (21 customers, their jobs, invoices and lines, one statement)', nested],
     ['Prisma alone: the maintained count (findUnique)', () => tenant.recordCount.findUnique({ where: { organizationId_resource_status: { organizationId: data.organizationId, resource: 'customers', status: '' } }, select: { count: true } })],
     ['pg alone: the list page (21 rows, same SQL)', () => pool.query(sql, [data.organizationId])],
+    ['REST POST /v1/customers (the whole handler: one create, its transaction and event)', () => fetchOk('/v1/customers', CREATE_BODY)],
+    ['pg alone: the same create as one INSERT ... RETURNING (its own transaction, the same triggers)', () => pool.query(INSERT, [data.organizationId])],
   ];
   const rows: CpuRow[] = [];
   try {

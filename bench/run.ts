@@ -3,8 +3,8 @@
 // npm run bench -- limiter
 // npm run bench -- sync [--customers 1000000]
 // npm run bench -- events [--customers 100000 --burst 2000 --sequential 200 --rounds 2 --pool-size N]
-// npm run bench -- profile [--scenario rest-list|graphql-list|nested --customers 100000]
-// npm run bench -- one [--scenario rest-list|graphql-list|nested --customers 100000]
+// npm run bench -- profile [--scenario rest-list|graphql-list|nested|rest-create --customers 100000]
+// npm run bench -- one [--scenario rest-list|graphql-list|nested|rest-create --customers 100000]
 // npm run bench -- cpu [--customers 100000 --only REST|GraphQL|Prisma|pg]
 // npm run bench -- fanout
 // npm run bench -- lists [--customers 100000 --duration 5 --warmup 2 --connections 4]
@@ -173,14 +173,14 @@ interface Scenario {
  */
 const WITH_LINES = /"(lineItems|nodes)"\s*:\s*\[\s*\{\s*"amount"\s*:/;
 const NESTED = 'graphql nested (20 customers, jobs, invoices)';
+/** A customer created by the service and by the create references alike. */
+const CREATE: Scenario = { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) };
 const PROFILED: Record<string, Scenario> = {
   'rest-list': { path: '/v1/customers?limit=20' },
   'graphql-list': { path: '/graphql', method: 'POST', body: JSON.stringify({ query: LIST_QUERY }) },
   nested: { path: '/graphql', method: 'POST', body: JSON.stringify({ query: NESTED_QUERY }), expect: WITH_LINES },
+  'rest-create': CREATE,
 };
-
-/** A customer created by the service and by the create references alike. */
-const CREATE: Scenario = { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) };
 
 // The service runs with its default rate limit (600 requests per key per minute), as in
 // production: the load comes from many keys, each within its allowance, rather than from

@@ -29,7 +29,7 @@ const STAMPED = new Set(
     .map(([name]) => name),
 );
 
-/** An answer larger than this is not kept: a page of 100 records with every relation expanded is well under it. */
+/** An answer larger than this is computed each time: kept, it would push out many smaller ones. */
 const MAX_ENTRY_BYTES = 1 << 20;
 
 interface Entry {
@@ -45,7 +45,7 @@ export interface ResponseCache {
    * (kept for the next request when it is a 200).
    */
   answer(route: Route, request: Request, url: URL, auth: Auth, compute: () => Promise<Response>): Promise<Response>;
-  /** Entries and bytes kept (tests, the bench). */
+  /** Entries and bytes kept (tests). */
   size(): { entries: number; bytes: number };
 }
 
