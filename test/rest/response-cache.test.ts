@@ -135,7 +135,7 @@ describe('REST answers from memory', () => {
     const customers: string[] = [];
     let seed = 7;
     const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
-    for (let step = 0; step < 60; step++) {
+    for (let step = 0; step < 30; step++) {
       const writer = random(2) === 0 ? a : b;
       const op = customers.length === 0 ? 0 : random(4);
       if (op === 0) {

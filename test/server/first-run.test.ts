@@ -42,8 +42,8 @@ describe('first run on the embedded default', () => {
     }
 
     // A second start of the same folder prints no new key (looked for once it has stopped: the
-    // welcome would follow "listening").
-    const again = await startNpm('start', { DATA_DIR: dataDir, SEED_ON_FIRST_START: '' });
+    // welcome would follow "listening"). The compiled service: `npm start` itself was tried above.
+    const again = await startServer({ DATA_DIR: dataDir, SEED_ON_FIRST_START: '' });
     try {
       expect(await again.stop()).toBe(0);
       expect(again.output()).toContain('"msg":"stopped"');
@@ -59,9 +59,11 @@ describe('first run on the embedded default', () => {
     const embedded = await unmigratedDatabase('pglite');
     const postgres = await freshDatabase('postgres');
     try {
+      // The compiled service, as the Docker image runs it (the test above starts `npm start`):
+      // each `npm start` compiles the sources again through tsx, seconds of CPU.
       const servers = await Promise.all([
-        startNpm('start', { ...embedded.env, SEED_ON_FIRST_START: 'false' }),
-        startNpm('start', { ...postgres.env, SEED_ON_FIRST_START: '' }),
+        startServer({ ...embedded.env, SEED_ON_FIRST_START: 'false' }),
+        startServer({ ...postgres.env, SEED_ON_FIRST_START: '' }),
       ]);
       for (const server of servers) {
         expect(server.output()).not.toContain('First start');
