@@ -24,6 +24,7 @@ export const CITUS_SUITES = [
   'test/auth/authentication.test.ts',
   'test/auth/key-cache.test.ts',
   'test/cli/cli-postgres.test.ts',
+  'test/rest/response-cache.test.ts',
 ];
 
 export default defineConfig({

@@ -11,6 +11,7 @@ import { BUSINESS_MODELS } from '../../src/db/tenant.js';
 import { purgeEvents } from '../../src/events/retention.js';
 import { createLogger } from '../../src/logger.js';
 import { purgeRequestLogs } from '../../src/request-logs/retention.js';
+import { createRequestLogWriter } from '../../src/request-logs/writer.js';
 import { inProcess, type InProcess } from '../events/in-process.js';
 import { subscribe } from '../events/sse.js';
 
@@ -119,6 +120,21 @@ describe('on Citus, a coordinator and two workers', () => {
     // Older than 7 days, then past the newest 3.
     const left = await app.db.prisma.requestLog.findMany({ where: { organizationId: logged }, orderBy: { createdAt: 'desc' } });
     expect(left.map((row) => row.requestId)).toEqual(['r0', 'r1', 'r2']);
+  });
+
+  it("the request log's batches (one INSERT of unnested arrays) reach every organization's shard", async () => {
+    const organizations = [app.organizationId, (await app.db.prisma.organization.create({ data: { name: 'Logged too' } })).id];
+    const warnings: string[] = [];
+    const writer = createRequestLogWriter(app.db.sql, createLogger('warn', (line) => void warnings.push(line)), { flushEveryMs: 3_600_000 });
+    for (const [n, organizationId] of [...organizations, ...organizations].entries()) {
+      writer.record({ organizationId, requestId: `batch-${n}`, method: 'GET', path: '/v1/customers', status: 200, durationMs: 1, errorCode: null, keyPrefix: 'svc_live_x', createdAt: new Date() });
+    }
+    await writer.stop();
+    expect(warnings).toEqual([]);
+    for (const organizationId of organizations) {
+      const rows = await app.db.prisma.requestLog.findMany({ where: { organizationId, requestId: { startsWith: 'batch-' } } });
+      expect(rows).toHaveLength(2);
+    }
   });
 });
 
