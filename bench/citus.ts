@@ -17,7 +17,7 @@ import { openDatabase } from '../src/db/connection.js';
 import { migrate } from '../src/db/migrator.js';
 import { startReceiver, type Receiver } from './events.js';
 import type { Bench } from './sync.js';
-import type { Row, Server } from './types.js';
+import { CREATE_BODY, type Row, type Server } from './types.js';
 
 /** What run.ts lends besides the measurement: starting and stopping servers, and the keys requests carry. */
 export interface CitusTools extends Bench {
@@ -444,7 +444,7 @@ function rowsFor(tools: CitusTools): Array<[string, (on: Running) => Promise<Mea
   return [
     [LIST, (on) => (as(on), tools.measure(LIST, on.service, { path: '/v1/customers?limit=20' }))],
     [SYNC, (on) => syncWalk(on.service, on.system.tenants[0])],
-    [CREATE, (on) => (as(on), tools.measure(CREATE, on.service, { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }))],
+    [CREATE, (on) => (as(on), tools.measure(CREATE, on.service, { path: '/v1/customers', method: 'POST', body: CREATE_BODY }))],
     [BURST_ROW, async (on) => burst(on.system.databaseUrl, on.system.tenants, await webhooks(on))],
     [PACED_ROW, async (on) => paced(on.system.databaseUrl, on.system.tenants, await webhooks(on))],
   ];

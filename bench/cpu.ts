@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { Request } from '../src/http/fetch.js';
 import type { BenchData } from './seed.js';
-import { LIST_QUERY, NESTED_QUERY } from './types.js';
+import { CREATE_BODY, CUSTOMER_INSERT, LIST_QUERY, NESTED_QUERY, uuid7 } from './types.js';
 
 export interface CpuRow {
   scenario: string;
@@ -13,10 +13,6 @@ export interface CpuRow {
   min: number;
   median: number;
 }
-
-const CREATE_BODY = JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' });
-const INSERT = `INSERT INTO customers (id, organization_id, name, email, created_at, updated_at)
-  VALUES (gen_random_uuid(), $1, 'Bench Customer', 'bench@example.com', now(), now()) RETURNING *`;
 
 const ROUNDS = 8;
 const PER_ROUND = 2000;
@@ -87,7 +83,7 @@ export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRo
     ['Prisma alone: the maintained count (findUnique)', () => tenant.recordCount.findUnique({ where: { organizationId_resource_status: { organizationId: data.organizationId, resource: 'customers', status: '' } }, select: { count: true } })],
     ['pg alone: the list page (21 rows, same SQL)', () => pool.query(sql, [data.organizationId])],
     ['REST POST /v1/customers (the whole handler: one create, its transaction and event)', () => fetchOk('/v1/customers', CREATE_BODY)],
-    ['pg alone: the same create as one INSERT ... RETURNING (its own transaction, the same triggers)', () => pool.query(INSERT, [data.organizationId])],
+    ['pg alone: the references\' create, one INSERT (its own transaction, the same triggers)', () => pool.query(CUSTOMER_INSERT, [uuid7(), data.organizationId, 'Bench Customer', 'bench@example.com'])],
   ];
   const rows: CpuRow[] = [];
   try {

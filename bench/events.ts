@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { BenchData } from './seed.js';
-import type { Row, Server } from './types.js';
+import { CREATE_BODY, type Row, type Server } from './types.js';
 import type { Bench } from './sync.js';
 
 /** One request the receiver got. */
@@ -409,8 +409,7 @@ export async function webhookBench(bench: Bench, service: Server, data: BenchDat
   const notes: string[] = [];
   const problems: string[] = [];
   try {
-    const createBody = JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' });
-    const create = { path: '/v1/customers', method: 'POST', body: createBody };
+    const create = { path: '/v1/customers', method: 'POST', body: CREATE_BODY };
 
     // 1. The cost of the event write and of one endpoint on POST /v1/customers, in rounds
     // (the machine's other load drifts; interleaving keeps it from favouring one case):

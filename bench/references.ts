@@ -47,10 +47,10 @@ export function againstBest(rows: Row[], row: Row): [string, string] {
   return [(row.rps / best.rps).toFixed(2), best === row ? '(itself)' : best.system.slice(TWO_STATEMENTS.length).replace(/^, /, '') || '2 statements'];
 }
 
-/** Issue #31's goals, each as measured in this run. */
 /** The service with its answers from memory off (RESPONSE_CACHE_MB=0): every list page computed. */
 export const COMPUTED = 'service, every answer computed (RESPONSE_CACHE_MB=0)';
 
+/** Issue #31's goals, each as measured in this run. */
 export function limitsTargets(rows: Row[], list: string, nested: string, create: string): string[] {
   const find = (scenario: string, system: string) => rows.find((r) => r.scenario === scenario && r.system === system);
   const service = find(list, 'service');

@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { seedBenchDatabase, seedBenchDataDir, type BenchData } from './seed.js';
-import { LIST_QUERY, NESTED_QUERY, type Row, type Server } from './types.js';
+import { CREATE_BODY, LIST_QUERY, NESTED_QUERY, type Row, type Server } from './types.js';
 import { syncWalk, updatedSince, type Bench } from './sync.js';
 import { startReceiver, webhookBench } from './events.js';
 import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
@@ -174,7 +174,7 @@ interface Scenario {
 const WITH_LINES = /"(lineItems|nodes)"\s*:\s*\[\s*\{\s*"amount"\s*:/;
 const NESTED = 'graphql nested (20 customers, jobs, invoices)';
 /** A customer created by the service and by the create references alike. */
-const CREATE: Scenario = { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) };
+const CREATE: Scenario = { path: '/v1/customers', method: 'POST', body: CREATE_BODY };
 const PROFILED: Record<string, Scenario> = {
   'rest-list': { path: '/v1/customers?limit=20' },
   'graphql-list': { path: '/graphql', method: 'POST', body: JSON.stringify({ query: LIST_QUERY }) },
@@ -273,7 +273,7 @@ async function embedded(rows: Row[], postgres: BenchData, serviceArgs: string[])
   try {
     pgliteRows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20' }));
     pgliteRows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}` }));
-    pgliteRows.push(await measure('REST create', service, { path: '/v1/customers', method: 'POST', body: JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' }) }));
+    pgliteRows.push(await measure('REST create', service, CREATE));
   } finally {
     keys = postgres.keys;
     await stop(service);

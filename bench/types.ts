@@ -27,6 +27,9 @@ export const LIST_QUERY = '{ customers(limit: 20) { data { id name email phone c
 /** 20 customers with their newest jobs and invoices, and the invoices' lines. */
 export const NESTED_QUERY = '{ customers(limit: 20) { data { name jobs(limit: 5) { title status } invoices(limit: 5) { number totalAmount lineItems { amount } } } } }';
 
+/** The body of a customer's create, the same for the service and every reference. */
+export const CREATE_BODY = JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' });
+
 /** The raw create of a customer ($1 id, $2 organization, $3 name, $4 e-mail), through every trigger of customers. */
 export const CUSTOMER_INSERT = 'INSERT INTO customers (id, organization_id, name, email, updated_at) VALUES ($1, $2, $3, $4, now())';
 

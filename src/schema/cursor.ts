@@ -48,18 +48,26 @@ export function writeCursor(scope: CursorScope, state: CursorState): string {
   return Buffer.from(JSON.stringify({ ...body, h: mac(scope, body).toString('base64url') })).toString('base64url');
 }
 
+type Sent = { o?: unknown; p?: unknown; k?: unknown; f?: unknown; t?: unknown; h?: unknown };
+
+/** A cursor's fields as sent, unchecked; undefined for what is not one. */
+function decoded(raw: string): Sent | undefined {
+  try {
+    if (raw.length > 40000 || !/^[A-Za-z0-9_-]+$/.test(raw)) return undefined;
+    const body: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    return typeof body === 'object' && body !== null ? (body as Sent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The order a cursor says it walks in, unchecked (undefined for what is not a cursor): enough
  * to decide how to treat a request before it runs, never to answer it (readCursor checks).
  */
 export function cursorOrder(raw: string): Order | undefined {
-  try {
-    if (raw.length > 40000) return undefined;
-    const { o } = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { o?: unknown };
-    return o === 'newest' || o === 'changes' || o === 'sorted' ? o : undefined;
-  } catch {
-    return undefined;
-  }
+  const order = decoded(raw)?.o;
+  return order === 'newest' || order === 'changes' || order === 'sorted' ? order : undefined;
 }
 
 const refused = (message: string) => invalidInput([{ param: 'cursor', message }]);
@@ -76,14 +84,8 @@ function isFilters(value: unknown): value is Filters {
  * each must be the cursor's own (a cursor alone continues its list with its filters).
  */
 export function readCursor(raw: string, scope: CursorScope, requested: Filters): CursorState {
-  let body: { o?: unknown; p?: unknown; k?: unknown; f?: unknown; t?: unknown; h?: unknown };
-  try {
-    if (raw.length > 40000 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url');
-    body = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    if (typeof body !== 'object' || body === null) throw new Error('not an object');
-  } catch {
-    throw refused('is not a cursor of this API (use a nextCursor exactly as received)');
-  }
+  const body = decoded(raw);
+  if (!body) throw refused('is not a cursor of this API (use a nextCursor exactly as received)');
   const { o: order, p: page, k: position, f: filters, t: total, h } = body;
   if (
     (order !== 'newest' && order !== 'changes' && order !== 'sorted') ||
