@@ -41,4 +41,11 @@ export interface Context {
   cursorKey: Buffer;
   /** `Prefer: dry-run`: the operation runs in a transaction that is rolled back (graphql/dry-run.ts). */
   dryRun: boolean;
+  /**
+   * The request carries an Idempotency-Key: after a failure, what it committed is read back
+   * from the event log (http/idempotency-outcome.ts), so its writes keep to transactions
+   * whose COMMIT goes out after their changes ran. A write sent in one message
+   * (db/insert-rows.ts insertCommitted) may still be on its way, unseen, when that is read.
+   */
+  idempotent: boolean;
 }

@@ -22,7 +22,7 @@ import { createCors } from './http/cors.js';
 import { favicon } from './http/favicon.js';
 import { NO_FRAMING, Request, Response } from './http/fetch.js';
 import { healthCheck } from './http/health.js';
-import { createIdempotency, graphqlRequestWrites } from './http/idempotency.js';
+import { createIdempotency, graphqlRequestWrites, IDEMPOTENCY_HEADER } from './http/idempotency.js';
 import { problemResponse } from './http/problem.js';
 import { readBody } from './http/read-body.js';
 import { requestIdFor } from './http/request-id.js';
@@ -83,7 +83,7 @@ export function createApp({
   // Open subscriptions hear of key changes too: a revoked key's streams end.
   const authenticator = createAuthenticator(db, log, events.streams);
   const admit = createAdmission(authenticator, rateLimiter, log);
-  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma), webhooks, events, cursorKey: lazyServiceKey(db.prisma, 'cursors'), replicas: db.replicas });
+  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma, { session: db.sql.session }), webhooks, events, cursorKey: lazyServiceKey(db.prisma, 'cursors'), replicas: db.replicas });
   const idempotency = createIdempotency(db.prisma, log, webhooks.box);
   const health = healthCheck(db, log);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);
@@ -149,7 +149,7 @@ export function createApp({
         // the signal goes along: it tells a subscription that its client left.
         const bounded = request.method === 'POST' ? new Request(request.url, { method: 'POST', headers: request.headers, body: await readBody(request), signal: request.signal }) : request;
         const dryRun = wantsDryRun(request);
-        const run = async (req: Request) => yoga.fetch(req, { requestId, admission, dryRun });
+        const run = async (req: Request) => yoga.fetch(req, { requestId, admission, dryRun, idempotent: req.headers.has(IDEMPOTENCY_HEADER) });
         return { request: bounded, path: '/graphql', dryRun, run, writes: graphqlRequestWrites };
       });
     });
@@ -168,7 +168,7 @@ export function createApp({
     return rendering(render, async () => {
       const admission = await admit(request, requestId, address, logFields);
       const dryRun = match.route.method !== 'GET' && wantsDryRun(request);
-      const execute = routeExecutor(yoga, log, request, { requestId, admission, dryRun });
+      const execute = routeExecutor(yoga, log, request, { requestId, admission, dryRun, idempotent: request.headers.has(IDEMPOTENCY_HEADER) });
       return admitted(admission, requestId, render, async () => ({
         request,
         // The key covers this record's address.

@@ -120,7 +120,7 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
     kind: 'postgres',
     prisma,
     background,
-    sql: poolSql(pool),
+    sql: poolSql(pool, onQuery),
     replicas,
     listen: listeners.listen,
     async close() {

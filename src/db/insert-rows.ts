@@ -6,8 +6,16 @@
 // `@default(uuid(7))`), and the time of the write for `@updatedAt` and `@default(now())`
 // (Prisma sets both to the same instant); any other value a row leaves out is the column's
 // DEFAULT.
+//
+// A plain create can also send its INSERT and COMMIT in one message (insertCommitted). Sent
+// apart, the organization's change-sequence row, which the INSERT's trigger locks, stayed
+// locked while the INSERT's answer travelled to this process and its COMMIT came back;
+// creates into one organization queued on it for as long as the event loop took to send it.
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import { setRequestIdSql } from './request-naming.js';
+import type { Sql } from './sql.js';
 import type { Tx } from './tenant.js';
 
 interface Column {
@@ -75,28 +83,87 @@ const uuidV7 = timeOrderedIds();
 
 const parameter = (value: unknown) => (value !== null && typeof value === 'object' && !(value instanceof Date) ? JSON.stringify(value) : value);
 
+/** `rows` with what Prisma fills in on a create: an id, and the time of the write. */
+function filledRows(columns: Column[], rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const now = new Date();
+  const stamps = Object.fromEntries(columns.filter((c) => c.now).map((c) => [c.field, now]));
+  return rows.map((row): Record<string, unknown> => ({ ...stamps, ...row, id: row.id ?? uuidV7(now.getTime()) }));
+}
+
+/** The INSERT of `rows`, each value written by `value` (as a parameter or a literal) with its column's type. */
+function insertStatement(table: string, columns: Column[], rows: Array<Record<string, unknown>>, value: (cell: unknown, column: Column) => string): string {
+  const written = columns.filter((c) => rows.some((row) => row[c.field] !== undefined));
+  const values = rows.map((row) => `(${written.map((c) => (row[c.field] === undefined ? 'DEFAULT' : value(row[c.field], c))).join(', ')})`);
+  return `INSERT INTO ${quoted(table)} (${written.map((c) => quoted(c.column)).join(', ')}) VALUES ${values.join(', ')} RETURNING ${columns.map((c) => quoted(c.column)).join(', ')}`;
+}
+
+/** The records RETURNING answered, by field name, in the order of `rows` (RETURNING's order is PostgreSQL's to choose). */
+function inOrder(table: string, columns: Column[], rows: Array<Record<string, unknown>>, inserted: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const byId = new Map(inserted.map((record) => [String(record.id), Object.fromEntries(columns.map((c) => [c.field, record[c.column]]))]));
+  if (byId.size !== rows.length) throw new Error(`INSERT into ${table} answered ${byId.size} of ${rows.length} rows`);
+  return rows.map((row) => byId.get(String(row.id).toLowerCase())!);
+}
+
 /** Inserts `rows` (by field name) into the model's table and answers the records, by field name, in the order of `rows`. */
 export async function insertRows(tx: Pick<Tx, '$queryRawUnsafe'>, model: string, table: string, rows: Array<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
   const columns = await columnsOf(tx, model, table);
-  const now = new Date();
-  const stamps = Object.fromEntries(columns.filter((c) => c.now).map((c) => [c.field, now]));
-  const filled = rows.map((row): Record<string, unknown> => ({ ...stamps, ...row, id: row.id ?? uuidV7(now.getTime()) }));
-  const written = columns.filter((c) => filled.some((row) => row[c.field] !== undefined));
+  const filled = filledRows(columns, rows);
   const params: unknown[] = [];
-  const values = filled.map((row) => {
-    const cells = written.map((c) => {
-      if (row[c.field] === undefined) return 'DEFAULT';
-      params.push(parameter(row[c.field]));
-      return `$${params.length}::${c.type}`;
-    });
-    return `(${cells.join(', ')})`;
+  const statement = insertStatement(table, columns, filled, (cell, c) => {
+    params.push(parameter(cell));
+    return `$${params.length}::${c.type}`;
   });
-  const inserted = await tx.$queryRawUnsafe<Array<Record<string, unknown>>>(
-    `INSERT INTO ${quoted(table)} (${written.map((c) => quoted(c.column)).join(', ')}) VALUES ${values.join(', ')} RETURNING ${columns.map((c) => quoted(c.column)).join(', ')}`,
-    ...params,
-  );
-  // RETURNING's order is PostgreSQL's to choose: the rows are put back in order by their ids.
-  const byId = new Map(inserted.map((record) => [String(record.id), Object.fromEntries(columns.map((c) => [c.field, record[c.column]]))]));
-  if (byId.size !== filled.length) throw new Error(`INSERT into ${table} answered ${byId.size} of ${filled.length} rows`);
-  return filled.map((row) => byId.get(String(row.id).toLowerCase())!);
+  return inOrder(table, columns, filled, await tx.$queryRawUnsafe<Array<Record<string, unknown>>>(statement, ...params));
+}
+
+/**
+ * A value as an SQL literal, for a message that carries no parameters: always quoted (pg's
+ * escapeLiteral, which also doubles backslashes) and cast to its column's type, as a
+ * parameter is.
+ */
+function literal(cell: unknown, column: Column): string {
+  if (cell === null) return `NULL::${column.type}`;
+  const text = cell instanceof Date ? cell.toISOString() : typeof cell === 'object' ? JSON.stringify(cell) : String(cell);
+  // A message is a C string: a NUL would end it early. Inputs refuse NUL (graphql/text-inputs.ts).
+  if (text.includes('\u0000')) throw new Error(`${column.field}: a NUL character cannot be written`);
+  if (typeof cell === 'number' && !Number.isFinite(cell)) throw new Error(`${column.field}: ${cell} is not a number to write`);
+  return `${pg.escapeLiteral(text)}::${column.type}`;
+}
+
+/**
+ * A column's value as Prisma's raw queries answer it, from what pg's text parsers made of it:
+ * a bigint for int8 (pg gives a string), and a date at midnight UTC (pg gives local midnight).
+ */
+function asPrisma(value: unknown, column: Column): unknown {
+  if (value === null) return null;
+  if (column.type === 'pg_catalog.int8') return BigInt(value as string);
+  if (column.type === 'pg_catalog.date') {
+    const local = value as Date;
+    return new Date(Date.UTC(local.getFullYear(), local.getMonth(), local.getDate()));
+  }
+  return value;
+}
+
+/**
+ * One row inserted and committed with its INSERT and COMMIT in one message, on a connection
+ * of its own: first `BEGIN; SET LOCAL crm.request_id = ...` (the request its events record;
+ * Citus passes SET LOCAL on to its workers only as a message of its own), then `holds`, if
+ * any (statements that lock the records the row refers to FOR SHARE, values written in;
+ * schema/references.ts), then `INSERT ... RETURNING ...; COMMIT`. The row's triggers do the
+ * rest (the change number, the counts, the event at COMMIT). Answers the record as
+ * insertRows does, or undefined, with nothing written, where a hold found no record.
+ */
+export async function insertCommitted(db: Pick<Tx, '$queryRawUnsafe'>, session: NonNullable<Sql['session']>, requestId: string, model: string, table: string, row: Record<string, unknown>, holds: string[] = []): Promise<Record<string, unknown> | undefined> {
+  const columns = await columnsOf(db, model, table);
+  const filled = filledRows(columns, [row]);
+  const insert = insertStatement(table, columns, filled, literal);
+  return session(async (send) => {
+    await send(`BEGIN; ${setRequestIdSql(requestId)}`);
+    if (holds.length > 0 && (await send(holds.join('; '))).some((rows) => rows.length === 0)) {
+      await send('ROLLBACK');
+      return undefined;
+    }
+    const [inserted] = await send(`${insert}; COMMIT`);
+    return inOrder(table, columns, filled, inserted!.map((record) => Object.fromEntries(columns.map((c) => [c.column, asPrisma(record[c.column], c)]))))[0];
+  });
 }

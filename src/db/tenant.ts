@@ -4,6 +4,7 @@
 // outside the business data (keys, users, sessions) are not reachable through it at all.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import type { Sql } from './sql.js';
 
 /**
  * The tenant-shaped models, read from the Prisma schema: those whose primary key begins
@@ -81,14 +82,27 @@ export function tenantClient(prisma: PrismaClient, organizationId: string): Tena
   return scoped as unknown as TenantClient;
 }
 
-/** One scoped client per organization, reused across requests (bounded). */
-export function tenantClients(prisma: PrismaClient, max = 1000): (organizationId: string) => TenantClient {
+export type Session = NonNullable<Sql['session']>;
+
+/**
+ * The sessions (a connection of its own: db/insert-rows.ts insertCommitted) an
+ * organization's own client may open. Only its own: a transaction's client (a dry run, a
+ * batch: db/nested-transactions.ts) is another object, so its writes stay in its transaction.
+ */
+const sessions = new WeakMap<TenantClient, Session>();
+
+/** The sessions of an organization's own client, on PostgreSQL; none for a transaction's client. */
+export const sessionOf = (client: TenantClient): Session | undefined => sessions.get(client);
+
+/** One scoped client per organization, reused across requests (bounded); `session`: db.sql's, where it has one. */
+export function tenantClients(prisma: PrismaClient, { max = 1000, session }: { max?: number; session?: Session } = {}): (organizationId: string) => TenantClient {
   const cache = new Map<string, TenantClient>();
   return (organizationId) => {
     let client = cache.get(organizationId);
     if (!client) {
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
       client = tenantClient(prisma, organizationId);
+      if (session) sessions.set(client, session);
       cache.set(organizationId, client);
     }
     return client;

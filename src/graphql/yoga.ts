@@ -26,6 +26,8 @@ export interface ServerContext {
   inputErrors?: FieldError[];
   /** `Prefer: dry-run` (graphql/dry-run.ts). */
   dryRun?: boolean;
+  /** The request carries an Idempotency-Key (see Context). */
+  idempotent?: boolean;
 }
 
 const GRAPHIQL_EXAMPLE = `# Welcome! The Docs button (top left) shows every type and field.
@@ -110,10 +112,10 @@ export function createGraphQL({ log, rateLimiter, tenants, webhooks, events, cur
     plugins: [useQueryBounds(), useTextInputRules(), useRateLimitCharge(rateLimiter), useErrorPolicy(log), useStandardExecution(), useCompiledExecution(log), ...(replicas ? [useReplicaReads(replicas)] : []), useDryRun()],
     // Masking is the error policy's (error-policy.ts), which has the request id at hand.
     maskedErrors: false,
-    context: async ({ requestId, admission, inputErrors, dryRun }) => {
+    context: async ({ requestId, admission, inputErrors, dryRun, idempotent }) => {
       if (!admission) throw safeError(new Error('operation without authentication'), log, requestId);
       const { auth } = admission;
-      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors, webhooks, events, cursorKey: await cursorKey(), dryRun: dryRun ?? false };
+      return { requestId, auth, admission, prisma: tenants(auth.organizationId), log, inputErrors, webhooks, events, cursorKey: await cursorKey(), dryRun: dryRun ?? false, idempotent: idempotent ?? false };
     },
   });
 }

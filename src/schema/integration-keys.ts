@@ -4,6 +4,7 @@
 // fields, input fields, rules, the per-key merge of an update and the 409 naming the holder
 // of an external id are here, once; resources take them through defineResource and their
 // create resolvers.
+import pg from 'pg';
 import type { Context } from '../context.js';
 import type { Tx } from '../db/tenant.js';
 import { apiError, invalidInput } from '../errors.js';
@@ -119,6 +120,9 @@ export function mergeMetadata(organizationId: string, type: ResourceType, patch:
 
 /** Whether an error is the live-external-id uniqueness of a resource's table. */
 function isExternalIdClash(error: unknown): boolean {
+  // A create that sends its own statements (db/insert-rows.ts insertCommitted) fails with pg's
+  // error; from a Citus worker it names the constraint in its message only.
+  if (error instanceof pg.DatabaseError) return error.code === '23505' && (error.constraint ?? error.message).includes('external_id');
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
   const meta = JSON.stringify(error.meta ?? {});
   // P2002 from Prisma's own INSERT; P2010, a unique violation, from a raw one (db/insert-rows.ts).

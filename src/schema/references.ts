@@ -110,6 +110,22 @@ export async function holdReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: 
 }
 
 /**
+ * `holdReferences`'s statements, values written in, for a create that sends its statements
+ * itself (db/insert-rows.ts insertCommitted): each answers a row where it holds its record.
+ * Undefined for an id that is not a UUID (the transaction names that fault).
+ */
+export function referenceHolds(organizationId: string, references: References): string[] | undefined {
+  const holds: string[] = [];
+  for (const { field, table } of referenceFields()) {
+    const id = references[field];
+    if (id === null || id === undefined) continue;
+    if (typeof id !== 'string' || !isUuid(id) || !isUuid(organizationId)) return undefined;
+    holds.push(`SELECT 1 FROM ${table.sql} WHERE organization_id = '${organizationId}'::uuid AND id = '${id}'::uuid AND deleted_at IS NULL FOR SHARE`);
+  }
+  return holds;
+}
+
+/**
  * `holdReferences` for many writes at once (a batch's creates): each referenced record locked
  * once, in id order, whatever order the writes name them in.
  */

@@ -8,7 +8,8 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
-import { insertRows } from '../db/insert-rows.js';
+import { insertCommitted, insertRows } from '../db/insert-rows.js';
+import { sessionOf } from '../db/tenant.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder, type Types } from './builder.js';
 import { ruled, rules } from './field-rules.js';
@@ -18,7 +19,7 @@ import { checkExternalId, checkMetadata, createKeys, holdingExternalId, integrat
 import { addChildRelation, canonical, declareList, isEmptyWhere, listOf, prismaWhere, readScopeOf, sortKeys, type ListDeclaration, type ListSpec, type Where } from './list-query.js';
 import { asksForPagination, named, pageArgs, pageType, paginate, recordTotal } from './pagination.js';
 import { relationArgs, relationQuery } from './relations.js';
-import { customerFilter, holdAllReferences, referencesOf, requireReferences, type Reference, type References } from './references.js';
+import { customerFilter, holdAllReferences, referenceHolds, referencesOf, requireReferences, type Reference, type References } from './references.js';
 import { registerExample, registerResource, resourceOf } from './registry.js';
 import { registerCreateMany, registerWrite, writeAccepted, type Write } from './writers.js';
 import type { Move } from './transitions.js';
@@ -406,7 +407,17 @@ export function defineCreate<Fields extends InputFieldMap, Data extends object>(
   const create = spec.create ?? plain;
   const run = async (ctx: Context, input: Input, query: object) => {
     const data = await checked(ctx, input);
-    return holdingExternalId(ctx, type, data.externalId, () => writing(ctx, (tx) => create(tx, data, query), data as References));
+    const inTransaction = () => writing(ctx, (tx) => create(tx, data, query), data as References);
+    // A plain create on the organization's own client (not in a dry run's or a batch's
+    // transaction) sends its INSERT and COMMIT together on PostgreSQL; not for a request
+    // whose outcome may be read back (ctx.idempotent).
+    const session = spec.create || Object.keys(query).length > 0 || ctx.idempotent ? undefined : sessionOf(ctx.prisma);
+    const holds = session && referenceHolds(ctx.auth.organizationId, data as References);
+    return holdingExternalId(ctx, type, data.externalId, async () => {
+      if (!session || !holds) return inTransaction();
+      // Not written: a record it refers to is missing or deleted, which the transaction names.
+      return (await insertCommitted(ctx.prisma, session, ctx.requestId, type, path, data as Record<string, unknown>, holds)) ?? inTransaction();
+    });
   };
   registerWrite(`create${type}`, ({ input }, ctx, query) => run(ctx, input as Input, query));
   if (!spec.create) {

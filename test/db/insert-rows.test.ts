@@ -3,7 +3,7 @@
 // creation time, keep their order in a list; and the INSERT itself, on both databases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
-import { insertRows, timeOrderedIds } from '../../src/db/insert-rows.js';
+import { insertCommitted, insertRows, timeOrderedIds } from '../../src/db/insert-rows.js';
 import { DB_KINDS, migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 describe('timeOrderedIds', () => {
@@ -93,5 +93,84 @@ describe.each(DB_KINDS)('insertRows on %s', (kind) => {
     expect(jobs.map((j) => j.changeSeq)).toEqual([...jobs.map((j) => j.changeSeq as bigint)].sort((a, b) => (a < b ? -1 : 1)));
     const read = await db.prisma.job.findMany({ where: { organizationId }, orderBy: { changeSeq: 'asc' } });
     expect(read.map((r) => ({ ...r }))).toEqual(jobs);
+  });
+});
+
+// A plain create whose INSERT and COMMIT go in one message (PostgreSQL): the same records as
+// insertRows's, the request named for its events, holds that can refuse the row, and a
+// failure that leaves the connection usable.
+describe('insertCommitted on postgres', () => {
+  let test: TestDatabase;
+  let db: Database;
+  let organizationId: string;
+  let customerId: string;
+  let session: NonNullable<Database['sql']['session']>;
+
+  beforeAll(async () => {
+    test = await migratedDatabase('postgres');
+    // One connection: whatever a failed script left on it, the next script meets.
+    db = await openDatabase({ databaseUrl: test.env.DATABASE_URL!, dataDir: '', poolSize: 1 });
+    session = db.sql.session!;
+    organizationId = (await db.prisma.organization.create({ data: { name: 'One trip' } })).id;
+    customerId = String((await insertCommitted(db.prisma, session, 'req-setup', 'Customer', 'customers', { organizationId, name: 'Held' }))!.id);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await test?.drop();
+  });
+
+  it('answers each record exactly as Prisma reads it back, values written in as literals whatever they hold', async () => {
+    const awkward = ['NULL', 'a,b', '{braces}', 'quote " and \\ backslash', "it's", "'); DROP TABLE customers; --", '\\\'', ' padded ', 'ünïcødé ✓'];
+    for (const [i, name] of awkward.entries()) {
+      const record = (await insertCommitted(db.prisma, session, `req-${i}`, 'Customer', 'customers', { organizationId, name, email: i % 2 ? null : `c${i}@one.example`, metadata: { note: name } }))!;
+      expect(record).toEqual({ ...(await db.prisma.customer.findUniqueOrThrow({ where: { organizationId_id: { organizationId, id: String(record.id) } } })) });
+      expect(record.name).toBe(name);
+      expect(typeof record.changeSeq).toBe('bigint');
+    }
+    const at = new Date('2026-11-27T10:11:12.345Z');
+    const job = (await insertCommitted(db.prisma, session, 'req-job', 'Job', 'jobs', { organizationId, customerId, title: 'Later', status: 'in_progress', scheduledAt: at }))!;
+    expect(job).toEqual({ ...(await db.prisma.job.findUniqueOrThrow({ where: { organizationId_id: { organizationId, id: String(job.id) } } })) });
+    expect(job.scheduledAt).toEqual(at);
+    // A date column (due_date) as Prisma answers it: midnight UTC, whatever the process's time zone.
+    const invoice = (await insertCommitted(db.prisma, session, 'req-invoice', 'Invoice', 'invoices', { organizationId, customerId, number: 'INV-1', currency: 'EUR', totalAmount: 100, dueDate: new Date('2026-12-31T00:00:00.000Z') }))!;
+    expect(invoice).toEqual({ ...(await db.prisma.invoice.findUniqueOrThrow({ where: { organizationId_id: { organizationId, id: String(invoice.id) } } })) });
+    expect(invoice.dueDate).toEqual(new Date('2026-12-31T00:00:00.000Z'));
+  });
+
+  it('names the request its events record, and the write is committed when it answers', async () => {
+    const record = (await insertCommitted(db.prisma, session, 'req-named-1', 'Customer', 'customers', { organizationId, name: 'Named' }))!;
+    const events = await db.sql.query<{ type: string; request_id: string }>('SELECT type, request_id FROM events WHERE record_id = $1', [record.id]);
+    expect(events).toEqual([{ type: 'customer.created', request_id: 'req-named-1' }]);
+  });
+
+  it('writes its row only where every hold found its record, and otherwise nothing, answering undefined', async () => {
+    const before = await db.prisma.job.count({ where: { organizationId } });
+    const found = `SELECT 1 FROM customers WHERE id = '${customerId}'::uuid FOR SHARE`;
+    expect(await insertCommitted(db.prisma, session, 'req-refused', 'Job', 'jobs', { organizationId, customerId, title: 'Never' }, [found, 'SELECT 1 WHERE false'])).toBeUndefined();
+    expect(await db.prisma.job.count({ where: { organizationId } })).toBe(before);
+    expect(await db.sql.query("SELECT 1 FROM events WHERE request_id = 'req-refused'")).toEqual([]);
+    expect(await insertCommitted(db.prisma, session, 'req-held', 'Job', 'jobs', { organizationId, customerId, title: 'Held' }, [found])).toMatchObject({ title: 'Held' });
+    expect(await db.prisma.job.count({ where: { organizationId } })).toBe(before + 1);
+  });
+
+  it("fails with the database's own error, writes nothing, and leaves its one connection usable", async () => {
+    await insertCommitted(db.prisma, session, 'req-first', 'Customer', 'customers', { organizationId, name: 'First', externalId: 'same' });
+    const clash = insertCommitted(db.prisma, session, 'req-second', 'Customer', 'customers', { organizationId, name: 'Second', externalId: 'same' });
+    await expect(clash).rejects.toMatchObject({ code: '23505', constraint: 'customers_external_id_live_key' });
+    expect(await db.prisma.customer.count({ where: { organizationId, name: 'Second' } })).toBe(0);
+    // The aborted transaction was ended: the same connection takes the next script.
+    expect(await insertCommitted(db.prisma, session, 'req-third', 'Customer', 'customers', { organizationId, name: 'Third' })).toMatchObject({ name: 'Third' });
+  });
+
+  it('writes backslashes and quotes as they are where the server reads strings the old way (standard_conforming_strings off)', async () => {
+    const other = await openDatabase({ databaseUrl: `${test.env.DATABASE_URL!}?options=-c%20standard_conforming_strings%3Doff`, dataDir: '', poolSize: 1 });
+    try {
+      const name = "back\\slash ' and \\' quote";
+      const record = (await insertCommitted(other.prisma, other.sql.session!, 'req-old-strings', 'Customer', 'customers', { organizationId, name }))!;
+      expect(record.name).toBe(name);
+      expect((await db.prisma.customer.findUniqueOrThrow({ where: { organizationId_id: { organizationId, id: String(record.id) } } })).name).toBe(name);
+    } finally {
+      await other.close();
+    }
   });
 });
