@@ -108,7 +108,7 @@ describe('insertCommitted on postgres', () => {
 
   beforeAll(async () => {
     test = await migratedDatabase('postgres');
-    // One connection: whatever a failed script left on it, the next script meets.
+    // One connection: whatever a failed create left on it, the next one meets.
     db = await openDatabase({ databaseUrl: test.env.DATABASE_URL!, dataDir: '', poolSize: 1 });
     session = db.sql.session!;
     organizationId = (await db.prisma.organization.create({ data: { name: 'One trip' } })).id;
@@ -158,13 +158,14 @@ describe('insertCommitted on postgres', () => {
     const clash = insertCommitted(db.prisma, session, 'req-second', 'Customer', 'customers', { organizationId, name: 'Second', externalId: 'same' });
     await expect(clash).rejects.toMatchObject({ code: '23505', constraint: 'customers_external_id_live_key' });
     expect(await db.prisma.customer.count({ where: { organizationId, name: 'Second' } })).toBe(0);
-    // The aborted transaction was ended: the same connection takes the next script.
+    // The aborted transaction was ended: the same connection takes the next create.
     expect(await insertCommitted(db.prisma, session, 'req-third', 'Customer', 'customers', { organizationId, name: 'Third' })).toMatchObject({ name: 'Third' });
   });
 
   it('writes backslashes and quotes as they are where the server reads strings the old way (standard_conforming_strings off)', async () => {
     const other = await openDatabase({ databaseUrl: `${test.env.DATABASE_URL!}?options=-c%20standard_conforming_strings%3Doff`, dataDir: '', poolSize: 1 });
     try {
+      expect(await other.sql.query('SHOW standard_conforming_strings')).toEqual([{ standard_conforming_strings: 'off' }]);
       const name = "back\\slash ' and \\' quote";
       const record = (await insertCommitted(other.prisma, other.sql.session!, 'req-old-strings', 'Customer', 'customers', { organizationId, name }))!;
       expect(record.name).toBe(name);
