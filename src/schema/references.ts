@@ -25,7 +25,7 @@ const NOT_FOUND = 'does not name a record of this organization';
  * looked up too (as the write would hold them), so that the answer names them beside the
  * other faults. A write without faults checks them where it holds them (holdReferences).
  */
-export async function requireReferences(check: InputCheck, db: Pick<Tx, '$queryRaw'>, organizationId: string, data: References): Promise<void> {
+export async function requireReferences(check: InputCheck, db: Pick<Tx, '$queryRawUnsafe'>, organizationId: string, data: References): Promise<void> {
   if (check.errors.length === 0) return;
   // A reference already at fault (not a UUID) is not named twice.
   const asked = Object.fromEntries(referenceFieldNames().filter((field) => !check.errors.some((e) => e.param === field)).map((field) => [field, data[field]]));
@@ -83,11 +83,15 @@ export const referenceFieldNames = () => referenceFields().map(({ field }) => fi
 /** What a record refers to: the reference fields among a create's or an update's data (null: none). */
 export type References = Partial<Record<string, unknown>>;
 
+/** The hold of one referenced record: a row where it is live, locked FOR SHARE; the organization and the id as SQL (parameters or literals). */
+const holdStatement = (table: Prisma.Sql, organizationId: string, id: string) =>
+  `SELECT 1 FROM ${table.sql} WHERE organization_id = ${organizationId}::uuid AND id = ${id}::uuid AND deleted_at IS NULL FOR SHARE`;
+
 /**
  * Locks the live records `references` names FOR SHARE until the transaction ends, and
  * answers the fields whose record is missing or deleted.
  */
-export async function lockReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, references: References): Promise<string[]> {
+export async function lockReferences(tx: Pick<Tx, '$queryRawUnsafe'>, organizationId: string, references: References): Promise<string[]> {
   const missing: string[] = [];
   for (const { field, table } of referenceFields()) {
     const id = references[field];
@@ -96,15 +100,14 @@ export async function lockReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: 
       missing.push(field);
       continue;
     }
-    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${table}
-      WHERE organization_id = ${organizationId}::uuid AND id = ${id}::uuid AND deleted_at IS NULL FOR SHARE`;
+    const rows = await tx.$queryRawUnsafe<unknown[]>(holdStatement(table, '$1', '$2'), organizationId, id);
     if (rows.length === 0) missing.push(field);
   }
   return missing;
 }
 
 /** `lockReferences` for a create or an update: a reference to no live record is a 400 naming it. */
-export async function holdReferences(tx: Pick<Tx, '$queryRaw'>, organizationId: string, references: References): Promise<void> {
+export async function holdReferences(tx: Pick<Tx, '$queryRawUnsafe'>, organizationId: string, references: References): Promise<void> {
   const missing = await lockReferences(tx, organizationId, references);
   if (missing.length > 0) throw invalidInput(missing.map((param) => ({ param, message: NOT_FOUND })));
 }
@@ -120,7 +123,8 @@ export function referenceHolds(organizationId: string, references: References): 
     const id = references[field];
     if (id === null || id === undefined) continue;
     if (typeof id !== 'string' || !isUuid(id) || !isUuid(organizationId)) return undefined;
-    holds.push(`SELECT 1 FROM ${table.sql} WHERE organization_id = '${organizationId}'::uuid AND id = '${id}'::uuid AND deleted_at IS NULL FOR SHARE`);
+    // Both are UUIDs, checked: nothing to escape.
+    holds.push(holdStatement(table, `'${organizationId}'`, `'${id}'`));
   }
   return holds;
 }
