@@ -293,6 +293,39 @@ async function embedded(rows: Row[], postgres: BenchData, serviceArgs: string[])
   ];
 }
 
+/**
+ * `bench embedded`: the embedded rows alone (list, get one, create on a PGlite folder), with
+ * the service's memory at rest after opening the folder, for a change that touches only the
+ * embedded database. No PostgreSQL row: compare runs of this command.
+ */
+async function embeddedOnly() {
+  const customers = Number(values['pglite-customers']);
+  const data = await seedBenchDataDir('bench/.pglite-data', customers, KEYS);
+  const service = await start('service on PGlite', productionArgs(), { DATA_DIR: data.dataDir });
+  const rows: Row[] = [];
+  keys = data.keys;
+  let restMb = 0;
+  try {
+    restMb = rssMb(service.process.pid!);
+    rows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20' }));
+    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}` }));
+    rows.push(await measure('REST create', service, CREATE));
+  } finally {
+    await stop(service);
+  }
+  const md = [
+    `Embedded default (PGlite), a data folder with ${customers} customers and the same kind of related rows; the production build, ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s measured per row.`,
+    `RSS after start, before any request: ${restMb} MB. Node ${process.version}; ${cpus().length} CPUs.`,
+    '',
+    '| scenario | req/s | p50 ms | p99 ms | errors | peak RSS MB | machine CPU ms per request |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${r.cpuMsPerRequest} |`),
+  ].join('\n') + '\n';
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/embedded-latest.md', md);
+  console.log('\n' + md);
+}
+
 /** What the sync measurements (sync.ts) share with the rows here. */
 const tools: Bench = { measure, authorization, rssMb, rotatingIds, headersOf };
 
@@ -921,6 +954,6 @@ async function citus() {
   );
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists, bulk, limits, citus };
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists, bulk, limits, citus, embedded: embeddedOnly };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);

@@ -1,4 +1,5 @@
-// The embedded database (PGlite) answers in the server's own thread, through promises alone:
+// The embedded database (PGlite): sized for the one process it serves, and answering in the
+// server's own thread, through promises alone:
 // a loop of statements (an import's chunks, a purge's batches) would never let the event loop
 // reach its I/O, and the server would answer no request until the loop ended. Each statement
 // and transaction begun on its clients first lets pending I/O in (db/connection.ts).
@@ -36,5 +37,15 @@ describe('the embedded database between statements', () => {
 
   it('and within a loop of plain SQL statements', async () => {
     expect(await turnDuring(() => db.sql.query('SELECT 1'))).toBeLessThan(STATEMENTS);
+  });
+
+  it('is opened with shared memory for one process, not PostgreSQL\'s server defaults (128MB, 100)', async () => {
+    const settings = await db.sql.query<{ name: string; setting: string; unit: string | null }>(
+      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_connections') ORDER BY name`,
+    );
+    expect(settings).toEqual([
+      { name: 'max_connections', setting: '10', unit: null },
+      { name: 'shared_buffers', setting: '2048', unit: '8kB' },
+    ]);
   });
 });
