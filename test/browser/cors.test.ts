@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApi, type Api } from '../helpers/api.js';
+import { ANY_DATABASE } from '../helpers/databases.js';
 import { launchBrowser } from '../helpers/browser.js';
 
 describe('cross-origin calls from a browser', () => {
@@ -14,7 +15,7 @@ describe('cross-origin calls from a browser', () => {
   let appUrl: string;
 
   beforeAll(async () => {
-    api = await startApi('pglite', { web: { org: 'Acme' } });
+    api = await startApi(ANY_DATABASE, { web: { org: 'Acme' } });
     // The app's own origin: another port and host name than the API's.
     app = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>app</title>'));
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
@@ -82,7 +83,7 @@ describe('cross-origin calls from a browser', () => {
 describe('CORS_ORIGINS', () => {
   let api: Api;
   beforeAll(async () => {
-    api = await startApi('pglite', { web: { org: 'Acme' } }, { CORS_ORIGINS: 'https://app.example.com' });
+    api = await startApi(ANY_DATABASE, { web: { org: 'Acme' } }, { CORS_ORIGINS: 'https://app.example.com' });
   });
   afterAll(() => api?.stop());
 

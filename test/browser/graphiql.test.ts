@@ -2,13 +2,14 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rest, startApi, type Api } from '../helpers/api.js';
+import { ANY_DATABASE } from '../helpers/databases.js';
 import { ARTIFACTS, launchBrowser } from '../helpers/browser.js';
 
 describe('GraphiQL for analysts', () => {
   let api: Api;
   let browser: Browser;
   beforeAll(async () => {
-    api = await startApi('pglite', { analyst: { org: 'Acme' } });
+    api = await startApi(ANY_DATABASE, { analyst: { org: 'Acme' } });
     await rest(api, api.keys.analyst!).post('/customers', { name: 'Grace Hopper', email: 'grace@navy.example' });
     browser = await launchBrowser();
   });

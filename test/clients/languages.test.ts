@@ -7,6 +7,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rest, startApi, type Api } from '../helpers/api.js';
+import { ANY_DATABASE } from '../helpers/databases.js';
 import { startInFlightProxy } from '../helpers/in-flight-proxy.js';
 import { runTool } from '../helpers/processes.js';
 
@@ -57,8 +58,8 @@ beforeAll(async () => {
     ]),
   );
   [api, limited] = await Promise.all([
-    startApi('pglite', keys, { RATE_LIMIT_MAX: '1000', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
-    startApi('pglite', Object.fromEntries(LANGUAGES.map(({ name }) => [name, { org: `${name} limited` }])), { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' }),
+    startApi(ANY_DATABASE, keys, { RATE_LIMIT_MAX: '1000', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
+    startApi(ANY_DATABASE, Object.fromEntries(LANGUAGES.map(({ name }) => [name, { org: `${name} limited` }])), { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' }),
   ]);
   inFlight = await startInFlightProxy(api.url);
 });

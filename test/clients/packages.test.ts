@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type Api } from '../helpers/api.js';
+import { ANY_DATABASE } from '../helpers/databases.js';
 import { runTool } from '../helpers/processes.js';
 
 async function ok(command: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
@@ -21,7 +22,7 @@ describe('client packages', () => {
   let env: Record<string, string>;
   const project = () => mkdtempSync(join(tmpdir(), 'crm-client-project-'));
   beforeAll(async () => {
-    api = await startApi('pglite', { key: { org: 'Acme' } });
+    api = await startApi(ANY_DATABASE, { key: { org: 'Acme' } });
     env = { CRM_API_KEY: api.keys.key!, CRM_BASE_URL: `${api.url}/v1` };
   });
   afterAll(() => api.stop());

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { openApiDocument } from '../../src/rest/openapi.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { rest, startApi, type Api } from '../helpers/api.js';
+import { ANY_DATABASE } from '../helpers/databases.js';
 
 const run = promisify(execFile);
 
@@ -243,7 +244,7 @@ function querySerializer(parameters: Array<{ name: string; in: string; style?: s
 describe('a client generated from the OpenAPI document', () => {
   let api: Api;
   beforeAll(async () => {
-    api = await startApi('pglite', { acme: { org: 'Acme' } });
+    api = await startApi(ANY_DATABASE, { acme: { org: 'Acme' } });
   });
   afterAll(() => api?.stop());
 

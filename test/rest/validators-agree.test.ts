@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../src/schema/index.js';
 import { registeredResources } from '../../src/schema/registry.js';
 import { call, rest, startApi, type Api } from '../helpers/api.js';
+import { ANY_DATABASE } from '../helpers/databases.js';
 import { exampleBody } from '../helpers/examples.js';
 
 type Schema = Record<string, any>;
@@ -22,7 +23,7 @@ describe('OpenAPI constraints and the server agree', () => {
   formats.default(ajv);
 
   beforeAll(async () => {
-    api = await startApi('pglite', { acme: { org: 'Acme' } }, { RATE_LIMIT_MAX: '100000' });
+    api = await startApi(ANY_DATABASE, { acme: { org: 'Acme' } }, { RATE_LIMIT_MAX: '100000' });
     document = (await call(`${api.url}/v1/openapi.json`)).body;
     ajv.addSchema(document, 'openapi');
     // Each resource's body is its create's example, referring to one customer.

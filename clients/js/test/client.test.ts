@@ -20,6 +20,7 @@ import {
 } from '../src/index.js';
 import { startInFlightProxy } from '../../../test/helpers/in-flight-proxy.js';
 import { startApi, type Api } from '../../../test/helpers/api.js';
+import { ANY_DATABASE } from '../../../test/helpers/databases.js';
 import { call } from '../../../test/helpers/api.js';
 
 describe('JavaScript client against the real server', () => {
@@ -27,7 +28,7 @@ describe('JavaScript client against the real server', () => {
   let crm: CrmClient;
   beforeAll(async () => {
     // Webhooks to a receiver of this test, on the loopback address, over http.
-    api = await startApi('pglite', { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, limited: { org: 'Limited' } }, {
+    api = await startApi(ANY_DATABASE, { full: { org: 'Acme' }, readOnly: { org: 'Acme', scopes: 'customers:read' }, limited: { org: 'Limited' } }, {
       RATE_LIMIT_MAX: '1000',
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -87,7 +88,7 @@ describe('JavaScript client against the real server', () => {
   });
 
   it('retries a 429 after Retry-After, and raises RateLimited when out of retries', async () => {
-    const limitedApi = await startApi('pglite', { key: { org: 'Acme' } }, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' });
+    const limitedApi = await startApi(ANY_DATABASE, { key: { org: 'Acme' } }, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_SECONDS: '2' });
     try {
       const impatient = new CrmClient({ apiKey: limitedApi.keys.key, baseUrl: `${limitedApi.url}/v1`, maxRetries: 0 });
       await impatient.customers.list();
