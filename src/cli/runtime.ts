@@ -2,8 +2,7 @@
 // process's, or a test's), configuration from its environment, an open and migrated
 // database, and an exit code with a one-line message on failure.
 import { loadConfig } from '../config.js';
-import { openDatabase, type Database } from '../db/connection.js';
-import { migrate } from '../db/migrator.js';
+import type { Database } from '../db/connection.js';
 
 export interface Terminal {
   /** A line on standard output (what a script reads: a key, a JSON summary). */
@@ -34,6 +33,8 @@ export async function withDatabase(terminal: Terminal, run: (db: Database) => Pr
   let db: Database | undefined;
   try {
     const config = loadConfig(terminal.env);
+    // Loaded here, not on import: commands that open no database (cli/commands.ts) skip them.
+    const [{ openDatabase }, { migrate }] = await Promise.all([import('../db/connection.js'), import('../db/migrator.js')]);
     db = await openDatabase(config);
     const applied = await migrate(db.sql);
     if (applied.length > 0) terminal.err(`Applied migrations: ${applied.join(', ')}`);
