@@ -6,7 +6,8 @@ COPY prisma ./prisma
 RUN npm ci --no-audit --no-fund
 COPY . .
 # The server runs compiled (dist/); the CLI still runs the TypeScript sources with tsx.
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
+# The build emits without checking types (tsc --noCheck); the check runs first.
+RUN npm run typecheck && npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data
