@@ -13,7 +13,12 @@ const CLIENT = resolve(import.meta.dirname, '..');
 const ROOT = resolve(CLIENT, '../..');
 const SOURCE = join(CLIENT, 'src', 'index.ts');
 
-/** @tsconfig/strictest's options, and verbatimModuleSyntax; lib checks included. */
+/**
+ * @tsconfig/strictest's options, and verbatimModuleSyntax. Declaration files go unchecked, as
+ * strictest has it (skipLibCheck): the client is checked from its sources here, and checking
+ * TypeScript's and @types/node's own declarations tested nothing of ours, for 9 of the
+ * file's 14 CPU-seconds.
+ */
 const STRICTEST = {
   strict: true,
   exactOptionalPropertyTypes: true,
@@ -29,7 +34,7 @@ const STRICTEST = {
   noUnusedParameters: true,
   allowUnreachableCode: false,
   allowUnusedLabels: false,
-  skipLibCheck: false,
+  skipLibCheck: true,
   noEmit: true,
   target: 'ES2022',
   module: 'NodeNext',
