@@ -326,6 +326,35 @@ async function embeddedOnly() {
   console.log('\n' + md);
 }
 
+/**
+ * `bench raw`: the database alone (bench/raw-inserts.ts), creates into one organization and
+ * spread over 8, each as one INSERT and as BEGIN, INSERT, COMMIT: whether organizations'
+ * writers queue only on their own organization's counters.
+ */
+async function raw() {
+  const { data } = await seeded('crm_raw', Number(values.customers ?? 2000), 1);
+  const client = new pg.Client({ connectionString: data.databaseUrl });
+  await client.connect();
+  const others = await client
+    .query<{ id: string }>(`INSERT INTO organizations (id, name) SELECT gen_random_uuid(), 'Raw ' || n FROM generate_series(1, 7) n RETURNING id`)
+    .finally(() => client.end());
+  const eight = [data.organizationId, ...others.rows.map((row) => row.id)];
+  const rows = [];
+  for (const pauseMs of [undefined, 0]) {
+    // One connection writes to one organization whatever the list: it is measured once.
+    for (const connections of [1, 8, 32]) rows.push(await rawInserts(data.databaseUrl, [data.organizationId], connections, DURATION, pauseMs));
+    for (const connections of [8, 32]) rows.push(await rawInserts(data.databaseUrl, eight, connections, DURATION, pauseMs));
+  }
+  const md = [
+    ...rawInsertsTable(rows),
+    '',
+    `${DURATION} s per row; connection i writes to organization i mod n. Node ${process.version}; 1-minute load average ${loadavg()[0]!.toFixed(1)} after the rows (${cpus().length} CPUs, shared by PostgreSQL and the bench).`,
+  ].join('\n') + '\n';
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/raw-latest.md', md);
+  console.log('\n' + md);
+}
+
 /** What the sync measurements (sync.ts) share with the rows here. */
 const tools: Bench = { measure, authorization, rssMb, rotatingIds, headersOf };
 
@@ -912,7 +941,7 @@ async function limits() {
   // transactions as the service sends it.
   const raw = [];
   for (const pauseMs of [undefined, 0, 2]) {
-    for (const connections of [1, 8, CONNECTIONS]) raw.push(await rawInserts(data.databaseUrl, data.organizationId, connections, DURATION, pauseMs));
+    for (const connections of [1, 8, CONNECTIONS]) raw.push(await rawInserts(data.databaseUrl, [data.organizationId], connections, DURATION, pauseMs));
   }
   report('limits', rows, [
     ...rawInsertsTable(raw),
@@ -954,6 +983,6 @@ async function citus() {
   );
 }
 
-const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists, bulk, limits, citus, embedded: embeddedOnly };
+const commands: Record<string, () => Promise<void>> = { soak, limiter: limiterCost, sync, events, profile, one, cpu, fanout, lists, bulk, limits, citus, embedded: embeddedOnly, raw };
 await (commands[positionals[0] ?? ''] ?? bench)();
 process.exit(0);
