@@ -13,7 +13,10 @@ describe('the production build', () => {
   beforeAll(async () => {
     const build = await runNpm('build', [], {});
     expect(build.code, build.stdout + build.stderr).toBe(0);
-    db = await migratedDatabase('pglite');
+    // On PostgreSQL, as production runs it (README): the embedded database's compiled server
+    // is what the other process tests start (test/helpers/service-build.ts), and each start
+    // of it here took 4-5 CPU-s against 2.
+    db = await migratedDatabase('postgres');
     ({ key } = (await makeKeys(db, { key: { org: 'Acme' } })) as { key: string });
     server = await startNpm('start:production', { ...db.env, NODE_ENV: 'production' });
   }, 120_000);
