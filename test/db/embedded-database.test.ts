@@ -1,8 +1,8 @@
-// The embedded database (PGlite): sized for the one process it serves, and answering in the
-// server's own thread, through promises alone:
-// a loop of statements (an import's chunks, a purge's batches) would never let the event loop
-// reach its I/O, and the server would answer no request until the loop ended. Each statement
-// and transaction begun on its clients first lets pending I/O in (db/connection.ts).
+// The embedded database (PGlite), opened with shared memory for the one process it serves.
+// It answers in the server's own thread, through promises alone: a loop of statements (an
+// import's chunks, a purge's batches) would never let the event loop reach its I/O, and the
+// server would answer no request until the loop ended. Each statement and transaction begun
+// on its clients first lets pending I/O in (db/connection.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
