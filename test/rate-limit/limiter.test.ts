@@ -63,9 +63,15 @@ describe('the limiter in memory', () => {
 
 describe('the limiter over Redis', () => {
   const limiters: RateLimiter[] = [];
-  const over = (max: number, windowSeconds: number, prefix: string) => {
+  /**
+   * A limiter whose first connection to Redis is made, as a server's is before it listens:
+   * requests sent while it was still being made (over half a second on a loaded machine)
+   * counted in each instance's memory, and two instances admitted 40 of a limit of 20.
+   */
+  const over = async (max: number, windowSeconds: number, prefix: string) => {
     const limiter = createRateLimiter({ max, windowSeconds, redisUrl: REDIS_URL, redisKeyPrefix: prefix, log });
     limiters.push(limiter);
+    await limiter.ready;
     return limiter;
   };
   afterEach(async () => {
@@ -74,7 +80,7 @@ describe('the limiter over Redis', () => {
 
   it('admits exactly the limit out of 300 concurrent requests from two instances', async () => {
     const prefix = `test:${randomUUID()}:`;
-    const [one, two] = [over(20, 3600, prefix), over(20, 3600, prefix)];
+    const [one, two] = await Promise.all([over(20, 3600, prefix), over(20, 3600, prefix)]);
     const states = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? one : two).consume('key:shared')));
     expect(states.filter((s) => !s.limited)).toHaveLength(20);
     expect(new Set(states.filter((s) => !s.limited).map((s) => s.remaining))).toEqual(new Set(Array.from({ length: 20 }, (_, i) => i)));
@@ -83,14 +89,14 @@ describe('the limiter over Redis', () => {
   });
 
   it('charges units atomically: of ten concurrent 7-unit charges under a limit of 20, two pass', async () => {
-    const limiter = over(20, 3600, `test:${randomUUID()}:`);
+    const limiter = await over(20, 3600, `test:${randomUUID()}:`);
     const states = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('key:units', 7)));
     expect(states.filter((s) => !s.limited)).toHaveLength(2);
     expect(await limiter.peek('key:units')).toMatchObject({ remaining: 6, limited: false });
   });
 
   it('counts RATE_LIMIT_MAX=100000 in one key', async () => {
-    const limiter = over(100_000, 86_400, `test:${randomUUID()}:`);
+    const limiter = await over(100_000, 86_400, `test:${randomUUID()}:`);
     expect(await limiter.consume('key:big', 99_999)).toMatchObject({ limit: 100_000, remaining: 1, limited: false });
     expect(await limiter.consume('key:big')).toMatchObject({ remaining: 0, limited: false });
     const refused = await limiter.consume('key:big', 2);
@@ -101,7 +107,7 @@ describe('the limiter over Redis', () => {
 
   it('lets a key expire in Redis once its allowance is whole again', async () => {
     const prefix = `test:${randomUUID()}:`;
-    const limiter = over(10, 60, prefix);
+    const limiter = await over(10, 60, prefix);
     await limiter.consume('key:brief', 3); // 3 of 10 units drain in 18 s
     const { Redis } = await import('ioredis');
     const redis = new Redis(REDIS_URL);
