@@ -258,26 +258,34 @@ async function measure(name: string, server: Server, scenario: Scenario): Promis
 }
 
 /**
- * The embedded default (PGlite, no DATABASE_URL): list, get one and create on a data folder
- * seeded with the same kind of data, beside the same rows on PostgreSQL. One process, as
- * the embedded database always is.
+ * List, get one and create on a PGlite folder seeded with the same kind of data, through the
+ * service as `serviceArgs` starts it (one process, as the embedded database always is); the
+ * service's memory is read once it listens, before any request.
  */
-async function embedded(rows: Row[], postgres: BenchData, serviceArgs: string[]): Promise<string[]> {
+async function embeddedRows(serviceArgs: string[]): Promise<{ rows: Row[]; customers: number; seedSeconds: string; restMb: number }> {
   const customers = Number(values['pglite-customers']);
   const seeding = performance.now();
   const data = await seedBenchDataDir('bench/.pglite-data', customers, KEYS);
   const seedSeconds = ((performance.now() - seeding) / 1000).toFixed(1);
   const service = await start('service on PGlite', serviceArgs, { DATA_DIR: data.dataDir });
-  const pgliteRows: Row[] = [];
+  const rows: Row[] = [];
+  const before = keys;
   keys = data.keys;
   try {
-    pgliteRows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20' }));
-    pgliteRows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}` }));
-    pgliteRows.push(await measure('REST create', service, CREATE));
+    const restMb = rssMb(service.process.pid!);
+    rows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20' }));
+    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}` }));
+    rows.push(await measure('REST create', service, CREATE));
+    return { rows, customers, seedSeconds, restMb };
   } finally {
-    keys = postgres.keys;
+    keys = before;
     await stop(service);
   }
+}
+
+/** The embedded rows beside the same rows on PostgreSQL (the default bench). */
+async function embedded(rows: Row[], serviceArgs: string[]): Promise<string[]> {
+  const { rows: pgliteRows, customers, seedSeconds } = await embeddedRows(serviceArgs);
   rows.push(...pgliteRows);
   const onPostgres = (scenario: string) => rows.find((r) => r.system === 'service' && r.scenario === scenario);
   return [
@@ -294,36 +302,19 @@ async function embedded(rows: Row[], postgres: BenchData, serviceArgs: string[])
 }
 
 /**
- * `bench embedded`: the embedded rows alone (list, get one, create on a PGlite folder), with
- * the service's memory at rest after opening the folder, for a change that touches only the
- * embedded database. No PostgreSQL row: compare runs of this command.
+ * `bench embedded`: the embedded rows alone, for a change that touches only the embedded
+ * database. No PostgreSQL row: compare runs of this command.
  */
 async function embeddedOnly() {
-  const customers = Number(values['pglite-customers']);
-  const data = await seedBenchDataDir('bench/.pglite-data', customers, KEYS);
-  const service = await start('service on PGlite', productionArgs(), { DATA_DIR: data.dataDir });
-  const rows: Row[] = [];
-  keys = data.keys;
-  let restMb = 0;
-  try {
-    restMb = rssMb(service.process.pid!);
-    rows.push(await measure('REST list limit=20', service, { path: '/v1/customers?limit=20' }));
-    rows.push(await measure('REST get one', service, { path: `/v1/customers/${data.customerId}` }));
-    rows.push(await measure('REST create', service, CREATE));
-  } finally {
-    await stop(service);
-  }
-  const md = [
+  const { rows, customers, restMb } = await embeddedRows(productionArgs());
+  saveLatest('embedded', [
     `Embedded default (PGlite), a data folder with ${customers} customers and the same kind of related rows; the production build, ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s measured per row.`,
     `RSS after start, before any request: ${restMb} MB. Node ${process.version}; ${cpus().length} CPUs.`,
     '',
     '| scenario | req/s | p50 ms | p99 ms | errors | peak RSS MB | machine CPU ms per request |',
     '|---|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.scenario} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${r.cpuMsPerRequest} |`),
-  ].join('\n') + '\n';
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/embedded-latest.md', md);
-  console.log('\n' + md);
+  ]);
 }
 
 /**
@@ -345,14 +336,11 @@ async function raw() {
     for (const connections of [1, 8, 32]) rows.push(await rawInserts(data.databaseUrl, [data.organizationId], connections, DURATION, pauseMs));
     for (const connections of [8, 32]) rows.push(await rawInserts(data.databaseUrl, eight, connections, DURATION, pauseMs));
   }
-  const md = [
+  saveLatest('raw', [
     ...rawInsertsTable(rows),
     '',
     `${DURATION} s per row; connection i writes to organization i mod n. Node ${process.version}; 1-minute load average ${loadavg()[0]!.toFixed(1)} after the rows (${cpus().length} CPUs, shared by PostgreSQL and the bench).`,
-  ].join('\n') + '\n';
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/raw-latest.md', md);
-  console.log('\n' + md);
+  ]);
 }
 
 /** What the sync measurements (sync.ts) share with the rows here. */
@@ -524,7 +512,7 @@ async function bench() {
   // Subscriptions: one event fanned out to 50 and to 500 open streams (bench/fanout.ts).
   const fan = await fanOut(data);
   extra.push('', ...fanOutTable(fan.rows), '', ...fan.notes);
-  extra.push(...(await embedded(rows, data, serviceArgs)));
+  extra.push(...(await embedded(rows, serviceArgs)));
   extra.unshift(
     `${customers} customers in the measured organization; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; Node ${process.version}.`,
     `Cold start of the service on PostgreSQL to the first 200 on /healthz: ${coldMs} ms.`,
@@ -643,6 +631,14 @@ async function limiterCost() {
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/limiter-latest.md', md);
   console.log(md);
+}
+
+/** A table of lines as `bench/results/<kind>-latest.md`, and on the console. */
+function saveLatest(kind: string, lines: string[]) {
+  const md = lines.join('\n') + '\n';
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(`bench/results/${kind}-latest.md`, md);
+  console.log('\n' + md);
 }
 
 function report(kind: string, rows: Row[], extra: string[], goals?: string[]) {
@@ -781,10 +777,7 @@ async function fanout() {
   // The number of customers does not matter here: a small organization seeds in seconds.
   const { data } = await seeded('crm_fanout', 1000);
   const { rows, notes } = await fanOut(data);
-  const md = [...fanOutTable(rows), '', `Node ${process.version}; 1-minute load average ${loadavg()[0]!.toFixed(1)} (${cpus().length} CPUs).`, ...notes].join('\n') + '\n';
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/fanout-latest.md', md);
-  console.log('\n' + md);
+  saveLatest('fanout', [...fanOutTable(rows), '', `Node ${process.version}; 1-minute load average ${loadavg()[0]!.toFixed(1)} (${cpus().length} CPUs).`, ...notes]);
 }
 
 /**

@@ -123,7 +123,8 @@ export async function insertRows(tx: Pick<Tx, '$queryRawUnsafe'>, model: string,
  */
 function literal(cell: unknown, column: Column): string {
   if (cell === null) return `NULL::${column.type}`;
-  const text = cell instanceof Date ? cell.toISOString() : typeof cell === 'object' ? JSON.stringify(cell) : String(cell);
+  const value = parameter(cell);
+  const text = value instanceof Date ? value.toISOString() : String(value);
   // A message is a C string: a NUL would end it early. Inputs refuse NUL (graphql/text-inputs.ts).
   if (text.includes('\u0000')) throw new Error(`${column.field}: a NUL character cannot be written`);
   if (typeof cell === 'number' && !Number.isFinite(cell)) throw new Error(`${column.field}: ${cell} is not a number to write`);
