@@ -6,7 +6,7 @@ COPY prisma ./prisma
 RUN npm ci --no-audit --no-fund
 COPY . .
 # The server runs compiled (dist/); the CLI still runs the TypeScript sources with tsx.
-# The build emits without checking types (tsc --noCheck); the check runs first.
+# The build emits without checking types (tsc --noCheck); the check runs first (both TypeScript 7).
 RUN npm run typecheck && npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
 FROM node:24-bookworm-slim

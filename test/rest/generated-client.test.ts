@@ -4,19 +4,16 @@
 // its response headers taken out must fail on every line that reads one. The program also
 // types a sorted, filtered, expanded list call, which is then sent, written the way the
 // document's parameter styles say, to a real server.
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openApiDocument } from '../../src/rest/openapi.js';
 import { ROUTES } from '../../src/rest/router.js';
 import { rest, startApi, type Api } from '../helpers/api.js';
 import { ANY_DATABASE } from '../helpers/databases.js';
-
-const run = promisify(execFile);
+import { typeCheck } from '../helpers/typescript.js';
 
 /** Overdue invoices of customers matching "acme", the customer beside each: the call the program types and the test sends. */
 const OVERDUE = {
@@ -292,12 +289,8 @@ describe('a client generated from the OpenAPI document', () => {
         files: ['program.ts', 'ablated/program.ts'],
       }),
     );
-    const output = await run(resolve('node_modules/.bin/tsc'), ['-p', '.', '--pretty', 'false'], { cwd: dir }).then(
-      () => '',
-      (error: { stdout?: string }) => error.stdout ?? String(error),
-    );
-    const errorLines = (file: string) =>
-      [...output.matchAll(/^(.+)\((\d+),\d+\): error/gm)].filter((m) => m[1] === file).map((m) => Number(m[2]));
+    const { output, errors } = await typeCheck(dir);
+    const errorLines = (file: string) => errors.filter((error) => error.file === file).map((error) => error.line);
     expect(errorLines('program.ts'), output).toEqual([]);
     const reads = PROGRAM.split('\n').flatMap((line, i) => (line.endsWith('// reads a header') ? [i + 1] : []));
     // The program reads every header the document declares.

@@ -6,8 +6,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { typeCheck, type TypeCheck } from '../../../test/helpers/typescript.js';
 
 const CLIENT = resolve(import.meta.dirname, '..');
 const ROOT = resolve(CLIENT, '../..');
@@ -111,44 +111,29 @@ const unused = paging; // TS6133
 console.log(Gone);
 `;
 
-interface Compiled {
-  /** Diagnostics of each file (by its name in the project), and the project's own under ''. */
-  diagnostics: Map<string, readonly ts.Diagnostic[]>;
-  program: ts.Program;
-}
-
-/** Writes the files beside a tsconfig and package.json (an ES module package), and type-checks them as `tsc -p` would. */
-function compile(dir: string, lib: string[], files: Record<string, string>): Compiled {
+/** Writes the files beside a tsconfig and package.json (an ES module package), and type-checks them with `tsc -p`. */
+function compile(dir: string, lib: string[], files: Record<string, string>): Promise<TypeCheck> {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   for (const [name, code] of Object.entries(files)) writeFileSync(join(dir, name), code);
-  const configFile = join(dir, 'tsconfig.json');
-  writeFileSync(configFile, JSON.stringify({ compilerOptions: { ...STRICTEST, lib }, files: Object.keys(files) }, null, 2));
-  const parsed = ts.getParsedCommandLineOfConfigFile(configFile, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(format([d])); } });
-  if (!parsed) throw new Error(`${configFile} did not parse`);
-  const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options, projectReferences: parsed.projectReferences });
-  const diagnostics = new Map<string, ts.Diagnostic[]>();
-  for (const diagnostic of [...parsed.errors, ...ts.getPreEmitDiagnostics(program)]) {
-    const file = diagnostic.file ? diagnostic.file.fileName.replace(`${dir}/`, '') : '';
-    diagnostics.set(file, [...(diagnostics.get(file) ?? []), diagnostic]);
-  }
-  return { diagnostics, program };
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...STRICTEST, lib }, files: Object.keys(files) }, null, 2));
+  return typeCheck(dir);
 }
 
-const format = (diagnostics: readonly ts.Diagnostic[]): string =>
-  ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' });
-
-/** [line, code] of each error, lines counted from 1. */
-const errorLines = (diagnostics: readonly ts.Diagnostic[]): Array<[number, number]> =>
-  diagnostics.map((d) => [d.file!.getLineAndCharacterOfPosition(d.start!).line + 1, d.code]);
+/** tsc's lines about `file` (its errors and their continuation lines). */
+const linesOf = (compiled: TypeCheck, file: string): string =>
+  compiled.output
+    .split(/\n(?! )/)
+    .filter((entry) => entry.startsWith(`${file}(`))
+    .join('\n');
 
 describe.each(ENVIRONMENTS)('the JS client under the strictest TypeScript options ($name)', ({ lib }) => {
   const blocks = readmeBlocks();
   const names = blocks.map((_, i) => `readme-${i + 1}.ts`);
   let dir: string;
-  let compiled: Compiled;
-  beforeAll(() => {
+  let compiled: TypeCheck;
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'crm-client-strict-'));
-    compiled = compile(dir, lib, { ...Object.fromEntries(names.map((name, i) => [name, blocks[i]!])), 'user.ts': USER_PROGRAM, 'wrong.ts': WRONG_PROGRAM });
+    compiled = await compile(dir, lib, { ...Object.fromEntries(names.map((name, i) => [name, blocks[i]!])), 'user.ts': USER_PROGRAM, 'wrong.ts': WRONG_PROGRAM });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -156,14 +141,14 @@ describe.each(ENVIRONMENTS)('the JS client under the strictest TypeScript option
     expect(blocks.length).toBe(readFileSync(join(CLIENT, 'README.md'), 'utf8').match(/```(?:ts|typescript)\n/g)!.length);
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     // '@crm/client' resolved to this client's source: its types are the ones checked.
-    expect(compiled.program.getSourceFile(SOURCE)).toBeDefined();
-    // The README's files, the client's source, the libraries' declarations and the tsconfig itself.
-    const clean = [...compiled.diagnostics].flatMap(([file, diagnostics]) => (file === 'user.ts' || file === 'wrong.ts' ? [] : diagnostics));
-    expect(format(clean)).toBe('');
+    expect(compiled.files).toContain(SOURCE);
+    // Every other line of tsc's: the README's files, the client's source, the libraries' declarations, the tsconfig itself.
+    const others = compiled.output.split(/\n(?! )/).filter((entry) => entry && !entry.startsWith('user.ts(') && !entry.startsWith('wrong.ts('));
+    expect(others.join('\n')).toBe('');
   });
 
   it('takes possibly-undefined values wherever an option or input may be absent, as a user writes them', () => {
-    expect(format(compiled.diagnostics.get('user.ts') ?? [])).toBe('');
+    expect(linesOf(compiled, 'user.ts')).toBe('');
   });
 
   it('fails a program that breaks each option, on exactly the lines that break it', () => {
@@ -172,7 +157,7 @@ describe.each(ENVIRONMENTS)('the JS client under the strictest TypeScript option
       return code ? [[i + 1, Number(code[1])]] : [];
     });
     expect(expected).toHaveLength(11);
-    const wrong = compiled.diagnostics.get('wrong.ts') ?? [];
-    expect(errorLines(wrong), format(wrong)).toEqual(expected);
+    const wrong = compiled.errors.filter((error) => error.file === 'wrong.ts').map((error): [number, number] => [error.line, error.code]);
+    expect(wrong, linesOf(compiled, 'wrong.ts')).toEqual(expected);
   });
 });
