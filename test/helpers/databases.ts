@@ -255,7 +255,7 @@ export async function migratedDatabase(kind: DbKind): Promise<TestDatabase> {
     return { kind, env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const name = `crm_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  await copyDatabase(POSTGRES_ADMIN_URL, template, name);
   return {
     kind,
     env: { DATABASE_URL: postgresUrl(name) },
