@@ -139,9 +139,10 @@ async function citusTemplate(): Promise<string> {
       // A template has no one connected: Citus's maintenance daemon and the nodes' connections
       // to each other are. Closed to new connections first, so none comes back.
       for (const node of nodes) await run(onNode(node, 'postgres'), `ALTER DATABASE ${building} WITH ALLOW_CONNECTIONS false`);
+      // A worker may hold one from a run stopped before the coordinator's rename: never whole, so never copied.
       for (const node of [...nodes.slice(1), nodes[0]!]) {
         await endSessions(onNode(node, 'postgres'), building);
-        await run(onNode(node, 'postgres'), `ALTER DATABASE ${building} RENAME TO ${name}`);
+        await run(onNode(node, 'postgres'), `DROP DATABASE IF EXISTS ${name}`, `ALTER DATABASE ${building} RENAME TO ${name}`);
       }
     } catch (error) {
       await database.drop();

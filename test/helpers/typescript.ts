@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 
 const TSC = resolve(import.meta.dirname, '../../node_modules/typescript-7/bin/tsc');
 
-export interface TypeError {
+export interface CompileError {
   /** As tsc names it: relative to the project folder. */
   file: string;
   line: number;
@@ -19,7 +19,7 @@ export interface TypeError {
 export interface TypeCheck {
   /** tsc's own output: empty when the project type-checks. */
   output: string;
-  errors: TypeError[];
+  errors: CompileError[];
   /** Every file in the program, absolute (--listFiles). */
   files: string[];
 }
