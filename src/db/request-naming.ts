@@ -1,9 +1,9 @@
 // A write names its request in its transaction (`SET LOCAL crm.request_id`: the events its
-// changes write record it). On PostgreSQL under Node 24 the name goes out with the
-// transaction's BEGIN, in one round trip (a simple query of two statements), instead of a
-// statement of its own: a create is then BEGIN, INSERT, COMMIT. The pool's connections read the
-// name to send from the write's async context; an embedded database (no pool), and older Node
-// (NAMES_ON_BEGIN), get the statement.
+// changes write record it). On PostgreSQL under Node 24 the name of a write in a Prisma
+// transaction (schema/changes.ts `writing`) goes out with its BEGIN, in one round trip (a
+// simple query of two statements), instead of a statement of its own: an update is then BEGIN,
+// UPDATE, COMMIT. The pool's connections read the name to send from the write's async context;
+// an embedded database (no pool), and older Node (NAMES_ON_BEGIN), get the statement.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 

@@ -48,8 +48,8 @@ export async function nameRequest(tx: Pick<Tx, '$executeRawUnsafe'>, requestId: 
 const setRequestId = (tx: Pick<Tx, '$executeRawUnsafe'>, requestId: string) => tx.$executeRawUnsafe(setRequestIdSql(requestId));
 
 /**
- * Runs a write in a transaction that names its request (with its BEGIN on PostgreSQL, see
- * db/request-naming.ts; unless its batch did). The records the written one refers to
+ * Runs a write in a transaction that names its request (with its BEGIN on PostgreSQL under
+ * Node 24, see db/request-naming.ts; unless its batch did). The records the written one refers to
  * (`references`: its customerId, jobId) are held first, so none is deleted under it.
  */
 export function writing<T>(ctx: Pick<Context, 'prisma' | 'requestId' | 'auth'>, write: (tx: Tx) => Promise<T>, references: References = {}): Promise<T> {

@@ -19,6 +19,8 @@ export interface CompileError {
 export interface TypeCheck {
   /** tsc's own output: empty when the project type-checks. */
   output: string;
+  /** Each of tsc's messages, with its continuation lines. */
+  messages: string[];
   errors: CompileError[];
   /** Every file in the program, absolute (--listFiles). */
   files: string[];
@@ -35,6 +37,7 @@ export async function typeCheck(dir: string, project = '.'): Promise<TypeCheck> 
   const lines = stdout.split('\n');
   const files = lines.filter((line) => line.startsWith('/'));
   const output = lines.filter((line) => line && !line.startsWith('/')).join('\n');
+  const messages = output ? output.split(/\n(?! )/) : [];
   const errors = [...output.matchAll(/^(.+)\((\d+),\d+\): error TS(\d+):/gm)].map((m) => ({ file: m[1]!, line: Number(m[2]), code: Number(m[3]) }));
-  return { output, errors, files };
+  return { output, messages, errors, files };
 }

@@ -119,12 +119,9 @@ function compile(dir: string, lib: string[], files: Record<string, string>): Pro
   return typeCheck(dir);
 }
 
-/** tsc's lines about `file` (its errors and their continuation lines). */
+/** tsc's messages about `file`. */
 const linesOf = (compiled: TypeCheck, file: string): string =>
-  compiled.output
-    .split(/\n(?! )/)
-    .filter((entry) => entry.startsWith(`${file}(`))
-    .join('\n');
+  compiled.messages.filter((message) => message.startsWith(`${file}(`)).join('\n');
 
 describe.each(ENVIRONMENTS)('the JS client under the strictest TypeScript options ($name)', ({ lib }) => {
   const blocks = readmeBlocks();
@@ -143,7 +140,7 @@ describe.each(ENVIRONMENTS)('the JS client under the strictest TypeScript option
     // '@crm/client' resolved to this client's source: its types are the ones checked.
     expect(compiled.files).toContain(SOURCE);
     // Every other line of tsc's: the README's files, the client's source, the libraries' declarations, the tsconfig itself.
-    const others = compiled.output.split(/\n(?! )/).filter((entry) => entry && !entry.startsWith('user.ts(') && !entry.startsWith('wrong.ts('));
+    const others = compiled.messages.filter((message) => !message.startsWith('user.ts(') && !message.startsWith('wrong.ts('));
     expect(others.join('\n')).toBe('');
   });
 
