@@ -39,7 +39,7 @@ async function cpuPerCall(call: () => Promise<unknown>): Promise<{ min: number; 
 export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRow[]; notes: string[] }> {
   // As in production: Prisma and the schema read NODE_ENV when they are set up.
   process.env.NODE_ENV = 'production';
-  const [{ openDatabase }, { createRateLimiter }, { createApp }, { createLogger }, { tenantClients }, { NEWEST_FIRST }, { relationQuery }] = await Promise.all([
+  const [{ openDatabase }, { createRateLimiter }, { createApp }, { createLogger }, { tenantClients, findMany }, { NEWEST_FIRST }, { relationQuery }] = await Promise.all([
     import('../src/db/connection.js'),
     import('../src/rate-limit.js'),
     import('../src/server.js'),
@@ -52,6 +52,8 @@ export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRo
   const log = createLogger('warn');
   const app = createApp({ db, log, rateLimiter: createRateLimiter({ max: 1_000_000_000, windowSeconds: 60, log }) });
   const tenant = tenantClients(db.prisma)(data.organizationId);
+  // The service's own client: its list pages and items are plain reads (db/plain-reads.ts).
+  const served = tenantClients(db.prisma, { read: db.read })(data.organizationId);
   const pool = new pg.Pool({ connectionString: data.databaseUrl, max: 10 });
   const headers = { authorization: `Bearer ${data.keys[0]}`, 'content-type': 'application/json' };
   const fetchOk = async (path: string, body?: string) => {
@@ -77,10 +79,11 @@ export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRo
     ['REST GET /v1/customers?limit=20 (the whole handler)', () => fetchOk('/v1/customers?limit=20')],
     ['GraphQL customers(limit: 20) list with pagination', graphql(LIST_QUERY)],
     ['GraphQL nested (20 customers, jobs, invoices, line items)', graphql(NESTED_QUERY)],
-    ['Prisma alone: the list page (21 rows)', page(21)],
+    ['Prisma alone: the list page (21 rows; the service reads it plainly, below)', page(21)],
     ['Prisma alone: the same query, 1 row', page(1)],
     ['Prisma alone: the nested page (21 customers, their jobs, invoices and lines, one statement)', nested],
     ['Prisma alone: the maintained count (findUnique)', () => tenant.recordCount.findUnique({ where: { organizationId_resource_status: { organizationId: data.organizationId, resource: 'customers', status: '' } }, select: { count: true } })],
+    ['plain read: the list page as the service reads it (db/plain-reads.ts, 21 rows)', () => findMany(served, 'Customer', { select: columns, orderBy: NEWEST_FIRST, take: 21 }, () => Promise.reject(new Error('not a plain read')))],
     ['pg alone: the list page (21 rows, same SQL)', () => pool.query(sql, [data.organizationId])],
     ['REST POST /v1/customers (the whole handler: one create, its transaction and event)', () => fetchOk('/v1/customers', CREATE_BODY)],
     ['pg alone: the references\' create, one INSERT (its own transaction, the same triggers)', () => pool.query(CUSTOMER_INSERT, [uuid7(), data.organizationId, 'Bench Customer', 'bench@example.com'])],

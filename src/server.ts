@@ -83,7 +83,7 @@ export function createApp({
   // Open subscriptions hear of key changes too: a revoked key's streams end.
   const authenticator = createAuthenticator(db, log, events.streams);
   const admit = createAdmission(authenticator, rateLimiter, log);
-  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma, { session: db.sql.session }), webhooks, events, cursorKey: lazyServiceKey(db.prisma, 'cursors'), replicas: db.replicas });
+  const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma, { session: db.sql.session, read: db.read }), webhooks, events, cursorKey: lazyServiceKey(db.prisma, 'cursors'), replicas: db.replicas });
   const idempotency = createIdempotency(db.prisma, log, webhooks.box);
   const health = healthCheck(db, log);
   const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);

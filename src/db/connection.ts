@@ -10,6 +10,7 @@ import { pgliteListen, postgresListen, type Handlers, type Subscription } from '
 import { boundQueries } from './query-deadline.js';
 import { nameRequestsOnBegin } from './request-naming.js';
 import { openReplicas, type ReadReplicas } from './replicas.js';
+import { poolRead, type Read } from './plain-reads.js';
 import { pgliteSql, poolSql, type Sql } from './sql.js';
 import { statementNames } from './statement-names.js';
 
@@ -22,6 +23,8 @@ export interface Database {
    */
   background: PrismaClient;
   sql: Sql;
+  /** Plain reads on the primary's pool, written without Prisma (db/plain-reads.ts); PostgreSQL only. */
+  read?: Read;
   /** Where reads may go instead of the primary (DATABASE_REPLICA_URLS; see db/replicas.ts). */
   replicas?: ReadReplicas;
   /** Subscribes to NOTIFY on `channel`; closed with the database. */
@@ -110,7 +113,7 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
   const replicas = replicaUrls.length
     ? openReplicas({
         primary: poolSql(pool),
-        replicas: replicaUrls.map((url, i) => ({ url, prisma: replicaClients[i]!, sql: poolSql(replicaPools[i]!) })),
+        replicas: replicaUrls.map((url, i) => ({ url, prisma: replicaClients[i]!, sql: poolSql(replicaPools[i]!), read: poolRead(replicaPools[i]!, onQuery) })),
         redisUrl: options.redisUrl,
         log: options.log ?? createLogger('silent'),
       })
@@ -121,6 +124,7 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
     prisma,
     background,
     sql: poolSql(pool, onQuery),
+    read: poolRead(pool, onQuery),
     replicas,
     listen: listeners.listen,
     async close() {

@@ -19,6 +19,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { errorFields, type Logger } from '../logger.js';
 import { RedisConnection, type RedisClient } from '../rate-limit/connection.js';
 import type { Sql } from './sql.js';
+import type { Read } from './plain-reads.js';
 import { tenantClients, type TenantClient } from './tenant.js';
 
 /** How stale a replica's replay position may be before a read asks for it again. */
@@ -163,7 +164,8 @@ function redisPositions(url: string, log: Logger): Positions {
 
 export interface ReplicaOptions {
   primary: Sql;
-  replicas: Array<{ url: string; prisma: PrismaClient; sql: Sql }>;
+  /** `read`: the replica's plain reads (db/plain-reads.ts). */
+  replicas: Array<{ url: string; prisma: PrismaClient; sql: Sql; read?: Read }>;
   /** Shares positions between instances; unset: this process's memory. */
   redisUrl?: string;
   log: Logger;
@@ -202,7 +204,7 @@ function nameOf(url: string): string {
 }
 
 export function openReplicas({ primary, replicas: configured, redisUrl, log }: ReplicaOptions): ReadReplicas {
-  const replicas: Replica[] = configured.map(({ url, prisma, sql }) => ({ name: nameOf(url), sql, tenants: tenantClients(prisma), replayed: undefined, lost: false }));
+  const replicas: Replica[] = configured.map(({ url, prisma, sql, read }) => ({ name: nameOf(url), sql, tenants: tenantClients(prisma, { read }), replayed: undefined, lost: false }));
   const positions = redisUrl ? redisPositions(redisUrl, log) : memoryPositions();
   // The primary's position over the floor window, oldest first.
   const samples: Array<{ at: number; lsn: Lsn }> = [];

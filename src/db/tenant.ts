@@ -4,6 +4,7 @@
 // outside the business data (keys, users, sessions) are not reachable through it at all.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import { isDataException, plainFindMany, tablesOf, type Read, type Row } from './plain-reads.js';
 import type { Sql } from './sql.js';
 
 /**
@@ -94,15 +95,44 @@ const sessions = new WeakMap<TenantClient, Session>();
 /** The sessions of an organization's own client, on PostgreSQL; none for a transaction's client. */
 export const sessionOf = (client: TenantClient): Session | undefined => sessions.get(client);
 
-/** One scoped client per organization, reused across requests (bounded); `session`: db.sql's, where it has one. */
-export function tenantClients(prisma: PrismaClient, { max = 1000, session }: { max?: number; session?: Session } = {}): (organizationId: string) => TenantClient {
+/** The plain reads (db/plain-reads.ts) of an organization's own client; none for a transaction's, which must read in its transaction. */
+const readers = new WeakMap<TenantClient, (model: string, args: Record<string, unknown>) => Promise<Row[]> | undefined>();
+
+/**
+ * A findMany of `model` through `client`: as one plain statement where its arguments allow
+ * and the client reads outside a transaction, by `prisma` otherwise (and for values
+ * PostgreSQL refuses, so that they are answered as Prisma answers them).
+ */
+export async function findMany(client: TenantClient, model: string, args: Record<string, unknown>, prisma: () => Promise<unknown[]>): Promise<unknown[]> {
+  const plain = readers.get(client)?.(model, args);
+  if (!plain) return prisma();
+  try {
+    return await plain;
+  } catch (error) {
+    if (isDataException(error)) return prisma();
+    throw error;
+  }
+}
+
+/**
+ * One scoped client per organization, reused across requests (bounded); `session`: db.sql's,
+ * where it has one; `read`: plain reads on the client's own pool (PostgreSQL).
+ */
+export function tenantClients(prisma: PrismaClient, { max = 1000, session, read }: { max?: number; session?: Session; read?: Read } = {}): (organizationId: string) => TenantClient {
   const cache = new Map<string, TenantClient>();
+  const tables = read && tablesOf((prisma as unknown as { _runtimeDataModel: Parameters<typeof tablesOf>[0] })._runtimeDataModel);
   return (organizationId) => {
     let client = cache.get(organizationId);
     if (!client) {
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
       client = tenantClient(prisma, organizationId);
       if (session) sessions.set(client, session);
+      if (read && tables) {
+        readers.set(client, (model, args) => {
+          const statement = plainFindMany(tables, model, scopeArgs(model, 'findMany', args, organizationId));
+          return statement && read(statement.text, statement.values);
+        });
+      }
       cache.set(organizationId, client);
     }
     return client;

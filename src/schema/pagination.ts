@@ -5,6 +5,7 @@ import type { ObjectRef } from '@pothos/core';
 import { Kind, type GraphQLResolveInfo } from 'graphql';
 import { invalidInput, type FieldError } from '../errors.js';
 import type { Context } from '../context.js';
+import { findMany } from '../db/tenant.js';
 import { builder, type Types } from './builder.js';
 import { readCursor, writeCursor, type CursorScope, type Filters, type Order } from './cursor.js';
 import { keysetSegments, positionOf, prismaOrderBy, readPosition, type SortKey } from './list-query.js';
@@ -202,19 +203,14 @@ function olderThan(position: string): object {
 const UNSPLIT_COUNTS = new Set(['customers']);
 
 /**
- * The organization's number of `resource` records (of one status or type, if given). A
- * single count row is read with findUnique, which Prisma batches: concurrent requests for
- * it share one statement. Totals over all statuses add the rows up.
+ * The organization's number of `resource` records (of one status or type, if given): its
+ * row of the maintained counts, or the sum of the resource's rows (one per status).
  */
 export function recordTotal(ctx: Pick<Context, 'prisma' | 'auth'>, resource: string, status?: string | null): () => Promise<number> {
+  const args = { where: status || UNSPLIT_COUNTS.has(resource) ? { resource, status: status ?? '' } : { resource }, select: { count: true } };
   return async () => {
-    if (status || UNSPLIT_COUNTS.has(resource)) {
-      const key = { organizationId: ctx.auth.organizationId, resource, status: status ?? '' };
-      const row = await ctx.prisma.recordCount.findUnique({ where: { organizationId_resource_status: key }, select: { count: true } });
-      return Number(row?.count ?? 0);
-    }
-    const { _sum } = await ctx.prisma.recordCount.aggregate({ where: { resource }, _sum: { count: true } });
-    return Number(_sum.count ?? 0);
+    const rows = (await findMany(ctx.prisma, 'RecordCount', args, () => ctx.prisma.recordCount.findMany(args))) as Array<{ count: bigint }>;
+    return rows.reduce((sum, row) => sum + Number(row.count), 0);
   };
 }
 

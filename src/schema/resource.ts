@@ -9,7 +9,7 @@ import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { insertCommitted, insertRows } from '../db/insert-rows.js';
-import { sessionOf } from '../db/tenant.js';
+import { findMany, sessionOf } from '../db/tenant.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder, type Types } from './builder.js';
 import { ruled, rules } from './field-rules.js';
@@ -142,6 +142,16 @@ interface Listable {
 
 const delegate = (ctx: Context, type: ResourceType) => ctx.prisma[delegateName(type)] as unknown as Listable;
 
+/** A resource's rows for a list page or an item: one plain statement where the arguments allow (db/tenant.ts findMany). */
+function rows(ctx: Context, type: ResourceType): Pick<Listable, 'findMany' | 'count'> & { findOne(args: Record<string, unknown>): Promise<unknown> } {
+  const model = delegate(ctx, type);
+  return {
+    findMany: (args) => findMany(ctx.prisma, type, args as Record<string, unknown>, () => model.findMany(args)),
+    count: (args) => model.count(args),
+    findOne: async (args) => (await findMany(ctx.prisma, type, { ...args, take: 1 }, async () => [await model.findFirst(args)]))[0] ?? null,
+  };
+}
+
 const an = (word: string) => (/^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}`);
 
 /** The fields every resource's record has, after its own: its times, version and deletion stamp. */
@@ -259,7 +269,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
           return and.length > 0 ? { AND: and } : {};
         };
         const list = { organizationId: ctx.auth.organizationId, key: ctx.cursorKey, resource: spec.path, filters, where, counted: (f: Filters) => maintainedTotal(ctx, spec, f), sort: (orderBy: string) => sortKeys(spec.type, orderBy.split(',')) };
-        return paginate(delegate(ctx, spec.type), list, args, queryFromInfo({ context: ctx, info, path: ['data'] }), asksForPagination(info)) as never;
+        return paginate(rows(ctx, spec.type), list, args, queryFromInfo({ context: ctx, info, path: ['data'] }), asksForPagination(info)) as never;
       },
     }),
     [item]: t.prismaField({
@@ -268,7 +278,7 @@ export function defineResource<Shape, Status extends string>(record: ObjectRef<S
       authScopes: { scope: spec.read },
       extensions: rest('item'),
       args: { id: t.arg.id({ required: true }) },
-      resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? (delegate(ctx, spec.type).findFirst({ ...query, where: { id: String(id) } }) as never) : null),
+      resolve: (query, _root, { id }, ctx) => (isUuid(String(id)) ? (rows(ctx, spec.type).findOne({ ...query, where: { id: String(id) } }) as never) : null),
     }),
   }));
 

@@ -1,0 +1,145 @@
+// Plain reads (db/plain-reads.ts) answer exactly what Prisma answers for the same arguments:
+// every shape below runs both ways on PostgreSQL and the rows must be equal (field names,
+// Date, BigInt, parsed JSON, DATE columns, arrays, enums, nulls, order). Shapes that are not
+// plain are declined, and run by Prisma.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { plainFindMany, tablesOf, type Read } from '../../src/db/plain-reads.js';
+import { findMany, tenantClient, tenantClients, type TenantClient } from '../../src/db/tenant.js';
+import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
+
+const day = (n: number) => new Date(Date.UTC(2026, 0, n));
+
+describe('plain reads', () => {
+  let test: TestDatabase;
+  let db: Database;
+  let plain: TenantClient;
+  let prisma: TenantClient;
+  let organizationId: string;
+  const plainStatements: string[] = [];
+
+  beforeAll(async () => {
+    test = await migratedDatabase('postgres');
+    db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: '' });
+    const organization = await db.prisma.organization.create({ data: { name: 'Plain' } });
+    const other = await db.prisma.organization.create({ data: { name: 'Other' } });
+    organizationId = organization.id;
+    const read: Read = (text, values) => {
+      plainStatements.push(text);
+      return db.read!(text, values);
+    };
+    plain = tenantClients(db.prisma, { read })(organizationId);
+    prisma = tenantClient(db.prisma, organizationId);
+    for (const [org, prefix] of [[organization.id, 'A'], [other.id, 'B']] as const) {
+      const tenant = tenantClient(db.prisma, org);
+      for (let i = 0; i < 12; i++) {
+        const customer = await tenant.customer.create({
+          data: { organizationId: org, name: `${prefix}${i} "quoted" 'name'`, email: i % 3 === 0 ? null : `c${i}@example.com`, metadata: i % 2 ? { tier: i, tags: ['x', 'y'] } : {} },
+        });
+        await tenant.job.create({ data: { organizationId: org, customerId: customer.id, title: `Job ${i}`, status: (['scheduled', 'in_progress', 'completed'] as const)[i % 3], scheduledAt: i % 4 ? day(i + 1) : null } });
+        await tenant.invoice.create({
+          data: { organizationId: org, customerId: customer.id, number: `${prefix}-INV-${i}`, currency: 'USD', totalAmount: 1000 * i, status: i % 2 ? 'sent' : 'draft', dueDate: i % 5 ? day(i + 1) : null },
+        });
+        if (i % 4 === 0) await tenant.customer.update({ where: { organizationId_id: { organizationId: org, id: customer.id } }, data: { deletedAt: day(20) } });
+      }
+      await tenant.webhookEndpoint.create({ data: { organizationId: org, url: 'https://example.com/hook', eventTypes: ['customer.created', 'job.updated'], secret: 's', enabled: false } });
+    }
+  });
+  afterAll(async () => {
+    await db?.close();
+    await test?.drop();
+  });
+
+  /** Both ways, equal; and the plain way really ran one statement of its own. */
+  async function same(model: string, args: Record<string, unknown>) {
+    const delegate = (prisma as unknown as Record<string, { findMany(a: object): Promise<unknown[]> }>)[model.charAt(0).toLowerCase() + model.slice(1)]!;
+    const expected = await delegate.findMany(args);
+    plainStatements.length = 0;
+    const actual = await findMany(plain, model, args, () => Promise.reject(new Error(`not plain: ${JSON.stringify(args)}`)));
+    expect(plainStatements).toHaveLength(1);
+    expect(actual).toEqual(expected);
+    return actual;
+  }
+
+  const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }];
+
+  it('answers a list page as Prisma does: every scalar, selected columns, order, skip and take', async () => {
+    expect(await same('Customer', { orderBy: NEWEST_FIRST, take: 5 })).toHaveLength(5);
+    await same('Customer', { select: { id: true, name: true, email: true, metadata: true, changeSeq: true, createdAt: true, deletedAt: false }, orderBy: NEWEST_FIRST, skip: 2, take: 4 });
+    await same('Invoice', { orderBy: [{ dueDate: 'asc' }, { id: 'asc' }] });
+    await same('Invoice', { orderBy: [{ dueDate: 'desc' }, { id: 'asc' }], take: 0 });
+    await same('WebhookEndpoint', {});
+    await same('Job', { orderBy: { changeSeq: 'asc' } });
+  });
+
+  it('filters as Prisma does: equalities, sets, ranges, nulls, AND, OR, deleted records when deletedAt is named', async () => {
+    await same('Job', { where: { status: 'completed' }, orderBy: NEWEST_FIRST });
+    await same('Job', { where: { status: { in: ['scheduled', 'in_progress'] } }, orderBy: NEWEST_FIRST });
+    await same('Job', { where: { status: { in: [] } } });
+    await same('Job', { where: { scheduledAt: null }, orderBy: NEWEST_FIRST });
+    await same('Job', { where: { scheduledAt: { not: null, gte: day(3), lt: day(9) } }, orderBy: NEWEST_FIRST });
+    await same('Invoice', { where: { dueDate: { gte: day(4), lte: day(8) } }, orderBy: NEWEST_FIRST });
+    await same('Invoice', { where: { totalAmount: { gt: 2000 }, OR: [{ status: 'sent' }, { dueDate: null }] }, orderBy: NEWEST_FIRST });
+    await same('Invoice', { where: { OR: [] } });
+    await same('Invoice', { where: { AND: [{}, { status: { equals: 'draft' } }], currency: 'USD' } });
+    await same('Customer', { where: { deletedAt: undefined }, orderBy: [{ changeSeq: 'asc' }] });
+    await same('Customer', { where: { deletedAt: { not: null } } });
+    await same('Customer', { where: { email: { equals: null }, name: { in: ["A3 \"quoted\" 'name'", 'nobody'] } } });
+    const [first] = (await same('Customer', { orderBy: NEWEST_FIRST, take: 1 })) as Array<{ createdAt: Date; id: string; changeSeq: bigint }>;
+    await same('Customer', { where: { AND: [{ OR: [{ createdAt: { lt: first!.createdAt } }, { createdAt: first!.createdAt, id: { lt: first!.id } }] }] }, orderBy: NEWEST_FIRST, take: 3 });
+    await same('Customer', { where: { changeSeq: { gt: first!.changeSeq - 5n } }, orderBy: [{ changeSeq: 'asc' }] });
+    await same('RecordCount', { where: { resource: 'customers', status: '' }, select: { count: true } });
+  });
+
+  it('never reaches another organization', async () => {
+    const names = ((await same('Customer', { where: { deletedAt: undefined } })) as Array<{ name: string }>).map((c) => c.name);
+    expect(names).toHaveLength(12);
+    expect(names.every((name) => name.startsWith('A'))).toBe(true);
+  });
+
+  it('declines what is not plain, which Prisma then runs', async () => {
+    const tables = tablesOf((db.prisma as unknown as { _runtimeDataModel: Parameters<typeof tablesOf>[0] })._runtimeDataModel);
+    const declined = [
+      { include: { jobs: true } },
+      { select: { id: true, jobs: true } },
+      { where: { customer: { name: 'A1' } } },
+      { where: { name: { contains: 'A', mode: 'insensitive' } } },
+      { where: { name: { not: 'A1' } } },
+      { where: { NOT: { name: 'A1' } } },
+      { where: { metadata: { equals: {} } } },
+      { orderBy: [{ name: { sort: 'asc', nulls: 'last' } }] },
+      { cursor: { id: 'x' } },
+      { distinct: ['name'] },
+      { take: -1 },
+    ];
+    for (const args of declined) expect(plainFindMany(tables, 'Customer', args), JSON.stringify(args)).toBeUndefined();
+    expect(plainFindMany(tables, 'NoSuchModel', {})).toBeUndefined();
+    // And through the client: Prisma answers them.
+    plainStatements.length = 0;
+    const rows = await findMany(plain, 'Customer', { where: { name: { contains: 'A1' } } }, () => prisma.customer.findMany({ where: { name: { contains: 'A1' } } }));
+    expect(plainStatements).toEqual([]);
+    expect(rows.length).toBeGreaterThan(0);
+  });
+
+  it('leaves a value PostgreSQL refuses to Prisma, which answers it as it always did', async () => {
+    const args = { where: { id: 'not-a-uuid' } };
+    const expected = await prisma.customer.findMany(args).then(
+      (rows) => ({ rows }),
+      (error: Error) => ({ error: error.constructor.name }),
+    );
+    const actual = await findMany(plain, 'Customer', args, () => prisma.customer.findMany(args)).then(
+      (rows) => ({ rows }),
+      (error: Error) => ({ error: error.constructor.name }),
+    );
+    expect(actual).toEqual(expected);
+  });
+
+  it("reads a transaction's client through Prisma, inside the transaction", async () => {
+    await plain.$transaction(async (tx) => {
+      plainStatements.length = 0;
+      const rows = await findMany(tx as unknown as TenantClient, 'Customer', { take: 2 }, () => tx.customer.findMany({ take: 2 }));
+      expect(rows).toHaveLength(2);
+      expect(plainStatements).toEqual([]);
+    });
+  });
+});
