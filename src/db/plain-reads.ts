@@ -60,8 +60,11 @@ function parameter(value: unknown): unknown {
 const RANGES: Record<string, string> = { lt: '<', lte: '<=', gt: '>', gte: '>=' };
 
 class Statement {
-  readonly values: unknown[] = [];
-  constructor(private readonly table: Table) {}
+  /** `values`: another statement's, when this one is a part of it. */
+  constructor(
+    private readonly table: Table,
+    readonly values: unknown[] = [],
+  ) {}
 
   bind(value: unknown): string {
     this.values.push(value);
@@ -115,10 +118,25 @@ class Statement {
 
 const ARGUMENTS = new Set(['select', 'include', 'where', 'orderBy', 'skip', 'take']);
 
-/** The statement of a plain findMany, with the fields it answers; undefined for any other. */
-export function plainFindMany(tables: Map<string, Table>, model: string, args: Record<string, unknown>): { text: string; values: unknown[]; fields: Column[] } | undefined {
+/** A number summed over another model's rows, read beside a page (a list's maintained total). */
+export interface Sum {
+  model: string;
+  where: object;
+  field: string;
+}
+
+/** The column a page's rows carry their `Sum` in. */
+export const TOTAL_COLUMN = '__total';
+
+/**
+ * The statement of a plain findMany, with the fields it answers; undefined for any other.
+ * `sum`: a scalar sub-select beside the columns (`TOTAL_COLUMN`), so a page and its total
+ * are one statement, one round trip; PostgreSQL runs it once (it refers to no row).
+ */
+export function plainFindMany(tables: Map<string, Table>, model: string, args: Record<string, unknown>, sum?: Sum): { text: string; values: unknown[]; fields: Column[] } | undefined {
   const table = tables.get(model);
-  if (!table) return undefined;
+  const summed = sum && tables.get(sum.model);
+  if (!table || (sum && !summed)) return undefined;
   try {
     for (const [key, value] of Object.entries(args)) if (value !== undefined && !ARGUMENTS.has(key)) notPlain();
     const { select, include, where, orderBy, skip, take } = args;
@@ -131,13 +149,17 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
       if (fields.length === 0) notPlain();
     }
     const statement = new Statement(table);
+    const columns = fields.map((field) => (field.column === field.name ? quote(field.name) : `${quote(field.column)} AS ${quote(field.name)}`));
+    if (sum && summed) {
+      const of = new Statement(summed, statement.values);
+      columns.push(`(SELECT COALESCE(SUM(${of.column(sum.field)}), 0) FROM ${summed.name} WHERE ${of.where(sum.where)}) AS ${quote(TOTAL_COLUMN)}`);
+    }
     const condition = statement.where(where);
     const order = statement.orderBy(orderBy);
     const count = (value: unknown) => (value === undefined || value === 0 ? undefined : Number.isInteger(value) && (value as number) > 0 ? statement.bind(value) : notPlain());
     const limit = count(take);
     const offset = count(skip);
-    const columns = fields.map((field) => (field.column === field.name ? quote(field.name) : `${quote(field.column)} AS ${quote(field.name)}`)).join(', ');
-    const text = `SELECT ${columns} FROM ${table.name} WHERE ${condition}${order}${limit ? ` LIMIT ${limit}` : take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
+    const text = `SELECT ${columns.join(', ')} FROM ${table.name} WHERE ${condition}${order}${limit ? ` LIMIT ${limit}` : take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
     return { text, values: statement.values, fields };
   } catch (error) {
     if (error instanceof NotPlain) return undefined;

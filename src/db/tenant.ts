@@ -4,7 +4,7 @@
 // outside the business data (keys, users, sessions) are not reachable through it at all.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
-import { isDataException, plainFindMany, tablesOf, type Read, type Row } from './plain-reads.js';
+import { isDataException, plainFindMany, tablesOf, TOTAL_COLUMN, type Read, type Row, type Sum } from './plain-reads.js';
 import type { Sql } from './sql.js';
 
 /**
@@ -96,7 +96,7 @@ const sessions = new WeakMap<TenantClient, Session>();
 export const sessionOf = (client: TenantClient): Session | undefined => sessions.get(client);
 
 /** The plain reads (db/plain-reads.ts) of an organization's own client; none for a transaction's, which must read in its transaction. */
-const readers = new WeakMap<TenantClient, (model: string, args: Record<string, unknown>) => Promise<Row[]> | undefined>();
+const readers = new WeakMap<TenantClient, (model: string, args: Record<string, unknown>, sum?: Sum) => Promise<Row[]> | undefined>();
 
 /**
  * A findMany of `model` through `client`: as one plain statement where its arguments allow
@@ -115,6 +115,24 @@ export async function findMany(client: TenantClient, model: string, args: Record
 }
 
 /**
+ * A findMany and a sum (a list's page and its total) in one plain statement, where both are
+ * plain and the client reads outside a transaction; undefined otherwise. The total is
+ * undefined when no row came to carry it (an empty page).
+ */
+export async function findManyWithSum(client: TenantClient, model: string, args: Record<string, unknown>, sum: Sum): Promise<{ rows: unknown[]; total?: number } | undefined> {
+  const plain = readers.get(client)?.(model, args, sum);
+  if (!plain) return undefined;
+  try {
+    const rows = await plain;
+    const total = rows.length > 0 ? Number(rows[0]![TOTAL_COLUMN]) : undefined;
+    return { rows: rows.map(({ [TOTAL_COLUMN]: _, ...row }) => row), total };
+  } catch (error) {
+    if (isDataException(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
  * One scoped client per organization, reused across requests (bounded); `session`: db.sql's,
  * where it has one; `read`: plain reads on the client's own pool (PostgreSQL).
  */
@@ -128,8 +146,9 @@ export function tenantClients(prisma: PrismaClient, { max = 1000, session, read 
       client = tenantClient(prisma, organizationId);
       if (session) sessions.set(client, session);
       if (read && tables) {
-        readers.set(client, (model, args) => {
-          const statement = plainFindMany(tables, model, scopeArgs(model, 'findMany', args, organizationId));
+        readers.set(client, (model, args, sum) => {
+          const scopedSum = sum && { ...sum, where: scopeArgs(sum.model, 'findMany', { where: sum.where }, organizationId).where! };
+          const statement = plainFindMany(tables, model, scopeArgs(model, 'findMany', args, organizationId), scopedSum);
           return statement && read(statement.text, statement.values);
         });
       }

@@ -5,6 +5,7 @@ import type { ObjectRef } from '@pothos/core';
 import { Kind, type GraphQLResolveInfo } from 'graphql';
 import { invalidInput, type FieldError } from '../errors.js';
 import type { Context } from '../context.js';
+import type { Sum } from '../db/plain-reads.js';
 import { findMany } from '../db/tenant.js';
 import { builder, type Types } from './builder.js';
 import { readCursor, writeCursor, type CursorScope, type Filters, type Order } from './cursor.js';
@@ -81,7 +82,12 @@ export function pageWindow(args: Pick<PageArgs, 'page' | 'limit'>) {
 interface Listable<T> {
   findMany(args: object): Promise<T[]>;
   count(args: { where: object }): Promise<number>;
+  /** The page and a maintained total in one statement, where it can be (db/tenant.ts findManyWithSum). */
+  findManyWithSum?(args: object, sum: Sum): Promise<{ rows: T[]; total?: number } | undefined>;
 }
+
+/** A maintained total: how to read it, and the sum it is (to be read beside a page). */
+export type Total = (() => Promise<number>) & { sum?: Sum };
 
 /** What a list page is drawn from: the resource, its own filters and how they filter. */
 export interface ListRequest extends CursorScope {
@@ -90,7 +96,7 @@ export interface ListRequest extends CursorScope {
   /** The `where` of a set of filters (a cursor's, when the request continues one). */
   where: (filters: Filters) => object;
   /** The maintained count of a set of filters, when they have one. */
-  counted?: (filters: Filters) => (() => Promise<number>) | undefined;
+  counted?: (filters: Filters) => Total | undefined;
   /** The sort keys of an `orderBy` filter (its values, comma-joined). */
   sort?: (orderBy: string) => SortKey[];
 }
@@ -138,19 +144,24 @@ export async function paginate<T>(model: Listable<T>, list: ListRequest, args: P
   // Rows counted one by one (a search, a sync) are counted once per walk, on its first page:
   // later pages carry that total in their cursor, so a deep page costs what the first did.
   const carried = counted ? undefined : cursor?.total;
-  const rowsWhere = (condition: object, take: number) =>
-    model.findMany({
-      ...withKeys(query, keys),
-      // `matching` stays at the top: the tenant client reads `deletedAt` there.
-      where: { ...matching, AND: [...((matching as { AND?: object[] }).AND ?? []), condition] },
-      orderBy: order === 'changes' ? [{ changeSeq: 'asc' as const }] : order === 'sorted' ? prismaOrderBy(keys!) : NEWEST_FIRST,
-      skip: cursor ? 0 : skip,
-      take,
-    });
-  const [rows, total] = await Promise.all([
-    after === undefined ? sortedPage(rowsWhere, sortedSegments(keys, cursor!.position), limit + 1) : rowsWhere(after, limit + 1),
-    paged ? (carried ?? (counted ? counted() : model.count({ where: matching }))) : 0,
-  ]);
+  const pageOf = (condition: object, take: number) => ({
+    ...withKeys(query, keys),
+    // `matching` stays at the top: the tenant client reads `deletedAt` there.
+    where: { ...matching, AND: [...((matching as { AND?: object[] }).AND ?? []), condition] },
+    orderBy: order === 'changes' ? [{ changeSeq: 'asc' as const }] : order === 'sorted' ? prismaOrderBy(keys!) : NEWEST_FIRST,
+    skip: cursor ? 0 : skip,
+    take,
+  });
+  const rowsWhere = (condition: object, take: number) => model.findMany(pageOf(condition, take));
+  // The page and its maintained total in one statement where they can be; the total alone
+  // when no row came to carry it.
+  const together = paged && !carried && counted?.sum && after !== undefined ? await model.findManyWithSum?.(pageOf(after, limit + 1), counted.sum) : undefined;
+  const [rows, total] = together
+    ? [together.rows, together.total ?? (await counted!())]
+    : await Promise.all([
+        after === undefined ? sortedPage(rowsWhere, sortedSegments(keys, cursor!.position), limit + 1) : rowsWhere(after, limit + 1),
+        paged ? (carried ?? (counted ? counted() : model.count({ where: matching }))) : 0,
+      ]);
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   if (!paged) return { data };
@@ -206,12 +217,14 @@ const UNSPLIT_COUNTS = new Set(['customers']);
  * The organization's number of `resource` records (of one status or type, if given): its
  * row of the maintained counts, or the sum of the resource's rows (one per status).
  */
-export function recordTotal(ctx: Pick<Context, 'prisma' | 'auth'>, resource: string, status?: string | null): () => Promise<number> {
-  const args = { where: status || UNSPLIT_COUNTS.has(resource) ? { resource, status: status ?? '' } : { resource }, select: { count: true } };
-  return async () => {
+export function recordTotal(ctx: Pick<Context, 'prisma' | 'auth'>, resource: string, status?: string | null): Total {
+  const where = status || UNSPLIT_COUNTS.has(resource) ? { resource, status: status ?? '' } : { resource };
+  const args = { where, select: { count: true } };
+  const read = async () => {
     const rows = (await findMany(ctx.prisma, 'RecordCount', args, () => ctx.prisma.recordCount.findMany(args))) as Array<{ count: bigint }>;
     return rows.reduce((sum, row) => sum + Number(row.count), 0);
   };
+  return Object.assign(read, { sum: { model: 'RecordCount', where, field: 'count' } });
 }
 
 /** The `XPage` type of a resource: `{ data: [X!]!, pagination: Pagination! }`. */

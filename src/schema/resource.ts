@@ -9,7 +9,8 @@ import { declareScopes, type Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { EVENT_TYPES, transitionKind } from '../events/types.js';
 import { insertCommitted, insertRows } from '../db/insert-rows.js';
-import { findMany, sessionOf } from '../db/tenant.js';
+import type { Sum } from '../db/plain-reads.js';
+import { findMany, findManyWithSum, sessionOf } from '../db/tenant.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import { builder, type Types } from './builder.js';
 import { ruled, rules } from './field-rules.js';
@@ -143,12 +144,13 @@ interface Listable {
 const delegate = (ctx: Context, type: ResourceType) => ctx.prisma[delegateName(type)] as unknown as Listable;
 
 /** A resource's rows for a list page or an item: one plain statement where the arguments allow (db/tenant.ts findMany). */
-function rows(ctx: Context, type: ResourceType): Pick<Listable, 'findMany' | 'count'> & { findOne(args: Record<string, unknown>): Promise<unknown> } {
+function rows(ctx: Context, type: ResourceType) {
   const model = delegate(ctx, type);
   return {
-    findMany: (args) => findMany(ctx.prisma, type, args as Record<string, unknown>, () => model.findMany(args)),
-    count: (args) => model.count(args),
-    findOne: async (args) => (await findMany(ctx.prisma, type, { ...args, take: 1 }, async () => [await model.findFirst(args)]))[0] ?? null,
+    findMany: (args: object) => findMany(ctx.prisma, type, args as Record<string, unknown>, () => model.findMany(args)),
+    findManyWithSum: (args: object, sum: Sum) => findManyWithSum(ctx.prisma, type, args as Record<string, unknown>, sum),
+    count: (args: { where: object }) => model.count(args),
+    findOne: async (args: Record<string, unknown>) => (await findMany(ctx.prisma, type, { ...args, take: 1 }, async () => [await model.findFirst(args)]))[0] ?? null,
   };
 }
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { plainFindMany, tablesOf, type Read } from '../../src/db/plain-reads.js';
-import { findMany, tenantClient, tenantClients, type TenantClient } from '../../src/db/tenant.js';
+import { findMany, findManyWithSum, tenantClient, tenantClients, type TenantClient } from '../../src/db/tenant.js';
 import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const day = (n: number) => new Date(Date.UTC(2026, 0, n));
@@ -89,6 +89,22 @@ describe('plain reads', () => {
     await same('Customer', { where: { AND: [{ OR: [{ createdAt: { lt: first!.createdAt } }, { createdAt: first!.createdAt, id: { lt: first!.id } }] }] }, orderBy: NEWEST_FIRST, take: 3 });
     await same('Customer', { where: { changeSeq: { gt: first!.changeSeq - 5n } }, orderBy: [{ changeSeq: 'asc' }] });
     await same('RecordCount', { where: { resource: 'customers', status: '' }, select: { count: true } });
+  });
+
+  it("reads a page and a maintained total in one statement, as the two reads would; an empty page carries none", async () => {
+    const customers = { model: 'RecordCount', where: { resource: 'customers', status: '' }, field: 'count' };
+    const page = { orderBy: NEWEST_FIRST, take: 4 };
+    plainStatements.length = 0;
+    const together = await findManyWithSum(plain, 'Customer', page, customers);
+    expect(plainStatements).toHaveLength(1);
+    expect(together!.rows).toEqual(await prisma.customer.findMany(page));
+    expect(together!.total).toBe(await prisma.customer.count());
+    // Summed over a resource's statuses, with the page's own filter bound after the total's.
+    const jobs = await findManyWithSum(plain, 'Job', { where: { status: 'completed' }, orderBy: NEWEST_FIRST }, { model: 'RecordCount', where: { resource: 'jobs' }, field: 'count' });
+    expect(jobs!.rows).toEqual(await prisma.job.findMany({ where: { status: 'completed' }, orderBy: NEWEST_FIRST }));
+    expect(jobs!.total).toBe(await prisma.job.count());
+    expect(await findManyWithSum(plain, 'Customer', { where: { id: '00000000-0000-4000-8000-000000000000' } }, customers)).toEqual({ rows: [], total: undefined });
+    expect(await findManyWithSum(plain, 'Customer', { include: { jobs: true } }, customers)).toBeUndefined();
   });
 
   it('never reaches another organization', async () => {
