@@ -84,6 +84,7 @@ export async function cpuCost(data: BenchData, only = ''): Promise<{ rows: CpuRo
     ['Prisma alone: the nested page (21 customers, their jobs, invoices and lines, one statement)', nested],
     ['Prisma alone: the maintained count (findUnique)', () => tenant.recordCount.findUnique({ where: { organizationId_resource_status: { organizationId: data.organizationId, resource: 'customers', status: '' } }, select: { count: true } })],
     ['plain read: the list page as the service reads it (db/plain-reads.ts, 21 rows)', () => findMany(served, 'Customer', { select: columns, orderBy: NEWEST_FIRST, take: 21 }, () => Promise.reject(new Error('not a plain read')))],
+    ["Prisma's raw SQL: the same statement through $queryRawUnsafe (why plain reads go to the pool)", () => db.prisma.$queryRawUnsafe(sql, data.organizationId)],
     ['pg alone: the list page (21 rows, same SQL)', () => pool.query(sql, [data.organizationId])],
     ['REST POST /v1/customers (the whole handler: one create, its transaction and event)', () => fetchOk('/v1/customers', CREATE_BODY)],
     ['pg alone: the references\' create, one INSERT (its own transaction, the same triggers)', () => pool.query(CUSTOMER_INSERT, [uuid7(), data.organizationId, 'Bench Customer', 'bench@example.com'])],

@@ -168,16 +168,46 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
 }
 
 /**
+ * A timestamptz as PostgreSQL writes it (`2026-11-29 05:32:46.123+00`, any offset) read with
+ * arithmetic; any other form (years before 100 or past 9999, BC, infinity) by `otherwise`.
+ * pg's parser matches three regular expressions per value: with three times to a record,
+ * it was the largest part of reading a page, and most of the garbage a page left.
+ */
+export function parseTimestamptz(value: string, otherwise: (value: string) => unknown): unknown {
+  const n = value.length;
+  if (n < 22 || value.charCodeAt(4) !== 45 || value.charCodeAt(10) !== 32 || value.charCodeAt(19) === 32) return otherwise(value);
+  const year = two(value, 0) * 100 + two(value, 2);
+  let at = 19;
+  let ms = 0;
+  if (value.charCodeAt(at) === 46) {
+    // Fractions past the millisecond are dropped, as a Date does.
+    for (let scale = 100; ++at < n && value.charCodeAt(at) >= 48 && value.charCodeAt(at) <= 57; scale /= 10) if (scale >= 1) ms += (value.charCodeAt(at) - 48) * scale;
+  }
+  const sign = value.charCodeAt(at) === 43 ? 1 : value.charCodeAt(at) === 45 ? -1 : 0;
+  let offset = two(value, at + 1) * 3600;
+  at += 3;
+  for (let unit = 60; at < n && value.charCodeAt(at) === 58 && unit >= 1; unit /= 60, at += 3) offset += two(value, at + 1) * unit;
+  if (sign === 0 || at !== n || year < 100) return otherwise(value);
+  const time = Date.UTC(year, two(value, 5) - 1, two(value, 8), two(value, 11), two(value, 14), two(value, 17), ms) - sign * offset * 1000;
+  return Number.isFinite(time) ? new Date(time) : otherwise(value);
+}
+
+/** The two digits at `at`, as a number. */
+const two = (value: string, at: number) => (value.charCodeAt(at) - 48) * 10 + value.charCodeAt(at + 1) - 48;
+
+/**
  * Results in Prisma's types: 64-bit integers as BigInt and DATE columns as UTC midnight
  * (pg's own parsers give text and local midnight); the rest as pg parses them (timestamps
  * as Date, JSON parsed, arrays as arrays).
  */
 function prismaTypes(): pg.CustomTypesConfig {
   const { types } = pg;
+  const timestamptz = types.getTypeParser(types.builtins.TIMESTAMPTZ, 'text');
   return {
     getTypeParser: ((oid: number, format?: string) => {
       if (oid === types.builtins.INT8) return (value: string) => BigInt(value);
       if (oid === types.builtins.DATE) return (value: string) => new Date(`${value}T00:00:00Z`);
+      if (oid === types.builtins.TIMESTAMPTZ && format !== 'binary') return (value: string) => parseTimestamptz(value, timestamptz);
       return types.getTypeParser(oid, format as 'text');
     }) as pg.CustomTypesConfig['getTypeParser'],
   };

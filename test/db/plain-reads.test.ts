@@ -4,11 +4,29 @@
 // plain are declined, and run by Prisma.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
-import { plainFindMany, tablesOf, type Read } from '../../src/db/plain-reads.js';
+import pg from 'pg';
+import { parseTimestamptz, plainFindMany, tablesOf, type Read } from '../../src/db/plain-reads.js';
 import { findMany, findManyWithSum, tenantClient, tenantClients, type TenantClient } from '../../src/db/tenant.js';
 import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const day = (n: number) => new Date(Date.UTC(2026, 0, n));
+
+describe('reading a timestamptz', () => {
+  it('gives the Date pg gives, for every offset and fraction PostgreSQL writes; other forms go to pg', () => {
+    const pgParse = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text');
+    const values = [
+      '2026-11-29 05:32:46.123+00', '2026-11-29 05:32:46+00', '2026-11-29 05:32:46.1+00', '2026-11-29 05:32:46.123456+00', '2026-11-29 05:32:46.999999+00',
+      '2026-01-01 00:00:00+05:30', '2025-12-31 23:59:59.5-08', '2026-03-29 01:30:00+01:00:30', '1970-01-01 00:00:00+00', '0100-02-28 12:00:00+00',
+      '2024-02-29 23:59:59.999-12', '0099-01-01 00:00:00+00', '12345-01-01 00:00:00+00', '2026-11-29 05:32:46+00 BC', 'infinity', '-infinity', '2026-11-29',
+    ];
+    for (const value of values) {
+      let fellBack = false;
+      const parsed = parseTimestamptz(value, (v) => ((fellBack = true), pgParse(v)));
+      expect(parsed, value).toEqual(pgParse(value));
+      expect(fellBack, value).toBe(/^(0099|12345|infinity|-infinity)|BC|^2026-11-29$/.test(value));
+    }
+  });
+});
 
 describe('plain reads', () => {
   let test: TestDatabase;
@@ -61,7 +79,7 @@ describe('plain reads', () => {
     return actual;
   }
 
-  const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }];
+  const NEWEST_FIRST = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
 
   it('answers a list page as Prisma does: every scalar, selected columns, order, skip and take', async () => {
     expect(await same('Customer', { orderBy: NEWEST_FIRST, take: 5 })).toHaveLength(5);
