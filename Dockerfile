@@ -22,5 +22,5 @@ USER node
 EXPOSE 3000
 VOLUME ["/data"]
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# As `npm run start:production`: a larger young generation spends less time in GC under load.
-CMD ["node", "--max-semi-space-size=32", "dist/main.js"]
+# As `npm run start:production`: a larger young generation, and no pretenuring, spend less time in GC under load.
+CMD ["node", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "dist/main.js"]

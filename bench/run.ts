@@ -66,18 +66,22 @@ const DURATION = Number(values.duration ?? (LISTS || CITUS ? 5 : 10));
 const WARMUP = Number(values.warmup ?? (LISTS || CITUS ? 2 : 3));
 const CONNECTIONS = Number(values.connections ?? (LISTS ? 4 : LIMITS || CITUS ? 32 : 64));
 
-/**
- * The service as in production: compiled (npm run build), started by the command of
- * `npm run start:production`, read from package.json so the two cannot drift apart.
- */
-function productionArgs(): string[] {
-  const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
+/** The command of `npm run start:production`, read from package.json so the bench and it cannot drift apart. */
+function startProduction(): string[] {
   const [node, ...args] = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:production']!.replace(/^exec\s+/, '').split(/\s+/);
   if (node !== 'node') throw new Error('start:production must be a node command');
   return args;
 }
+
+/** The service as in production: compiled (npm run build), started as `npm run start:production` starts it. */
+function productionArgs(): string[] {
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  return startProduction();
+}
 const typescript = (file: string) => ['--import', 'tsx', file];
+/** The node flags of `npm run start:production`, for the rows that run the service from source. */
+const SERVICE_NODE_FLAGS = startProduction().filter((arg) => arg.startsWith('--'));
 /**
  * Processes of the all-cores rows (the service's WEB_CONCURRENCY, the reference's cluster).
  * Every other row, and the soak, sync and events subcommands, run one process
@@ -805,7 +809,7 @@ async function lists() {
   const loadBefore = loadavg()[0]!.toFixed(1);
   // From source, with production's flags and NODE_ENV (start() sets it): every row is compared
   // with the plain list of the same run, and the rows need no clean build of the shared tree.
-  const fromSource = ['--max-semi-space-size=32', ...typescript('src/main.ts')];
+  const fromSource = [...SERVICE_NODE_FLAGS, ...typescript('src/main.ts')];
   // Every answer computed (RESPONSE_CACHE_MB=0): the rows measure the query layer, which a
   // list read again and again would otherwise skip (rest/response-cache.ts).
   const service = await start('service', fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', RESPONSE_CACHE_MB: '0' });
@@ -820,7 +824,7 @@ async function lists() {
   }
   const md = list.listsMarkdown(rows, timings, plans, audit, [
     `${CUSTOMERS} customers in the measured organization, with ${spread}; seeded in ${seedSeconds} s, dates, amounts and statuses varied in ${varySeconds} s (bench/list-data.ts). ` +
-      `The service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production, RESPONSE_CACHE_MB=0: every answer computed), one process; ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s measured per row, every request's latency timed by the bench; Node ${process.version}; ` +
+      `The service from source (node ${SERVICE_NODE_FLAGS.join(' ')} --import tsx src/main.ts, NODE_ENV=production, RESPONSE_CACHE_MB=0: every answer computed), one process; ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s measured per row, every request's latency timed by the bench; Node ${process.version}; ` +
       `1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with other work).`,
   ]);
   mkdirSync('bench/results', { recursive: true });
@@ -846,7 +850,7 @@ async function bulk() {
   const otherKey = await otherOrganizationKey(data.databaseUrl, data.organizationId);
   const why = await b.evidence(data);
   const loadBefore = loadavg()[0]!.toFixed(1);
-  const fromSource = ['--max-semi-space-size=32', ...typescript('src/main.ts')];
+  const fromSource = [...SERVICE_NODE_FLAGS, ...typescript('src/main.ts')];
   // The bench's keys may write as fast as they can: the rows measure the writes, not the limit.
   const service = await start('service', fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', RATE_LIMIT_MAX: '1000000000' });
   let measured: Awaited<ReturnType<typeof b.serviceRows>>;
@@ -865,7 +869,7 @@ async function bulk() {
   const md = b.bulkMarkdown(measured.rows, copy, measured.probes, why, written, [
     `${count} customers per row (the issue names 100,000; \`--rows N\`), each row into the same organization, which held 1,000 customers at the start (seeded in ${seedSeconds} s) and the rows before it at each row's start; ` +
       `single calls over ${connections} keep-alive connections, batches over as many and then over one (tags batch and batch1 below), every call timed by the bench; each customer has a name, e-mail, phone and external_id (unique in the organization). ` +
-      `The service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process, default pool (10 connections, and 2 background ones the import runs on), RATE_LIMIT_MAX=1000000000; ` +
+      `The service from source (node ${SERVICE_NODE_FLAGS.join(' ')} --import tsx src/main.ts, NODE_ENV=production), one process, default pool (10 connections, and 2 background ones the import runs on), RATE_LIMIT_MAX=1000000000; ` +
       `Each service row and COPY start after VACUUM organization_counters, record_counts (this server runs without autovacuum); COPY with the service stopped. "sessions active" / "waiting on a lock" / "idle in transaction": pg_stat_activity of the bench database sampled every 100 ms during the row (client sessions, the sampler left out). ` +
       `Node ${process.version}; 1-minute load average ${loadBefore} before the service rows, ${loadAfterService} after them, ${loadavg()[0]!.toFixed(1)} after COPY (${cpus().length} CPUs, shared with other work: the service, PostgreSQL and the bench process on the same 2 cores).`,
   ]);
@@ -899,7 +903,7 @@ async function otherOrganizationKey(databaseUrl: string, organizationId: string)
 async function limits() {
   const { data, seedSeconds } = await seeded('crm_limits', Number(CUSTOMERS), 1);
   const loadBefore = loadavg()[0]!.toFixed(1);
-  const fromSource = ['--max-semi-space-size=32', ...typescript('src/main.ts')];
+  const fromSource = [...SERVICE_NODE_FLAGS, ...typescript('src/main.ts')];
   // One key at full speed: the rows measure the request, not the limiter's refusals.
   const service = await start('service', fromSource, { DATABASE_URL: data.databaseUrl, WEB_CONCURRENCY: '1', RATE_LIMIT_MAX: '1000000000' });
   const references = await startReferences(data);
@@ -940,7 +944,7 @@ async function limits() {
     ...rawInsertsTable(raw),
     '',
     `${CUSTOMERS} customers in the measured organization (seeded in ${seedSeconds} s); one API key for every request; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; ` +
-      `the service from source (node --max-semi-space-size=32 --import tsx src/main.ts, NODE_ENV=production), one process, RATE_LIMIT_MAX=1000000000; each reference one process with a pool of 10 connections, as the service's default. ` +
+      `the service from source (node ${SERVICE_NODE_FLAGS.join(' ')} --import tsx src/main.ts, NODE_ENV=production), one process, RATE_LIMIT_MAX=1000000000; each reference one process with a pool of 10 connections, as the service's default. ` +
       `Node ${process.version}; 1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with the load generator, PostgreSQL and any other work on the machine).`,
     REFERENCES_NOTE,
     `"${CREATE_WITHOUT_EVENT}": the one-statement INSERT with \`ALTER TABLE customers DISABLE TRIGGER customers_event\` for its row only: the change sequence and the count triggers still run, the event trigger (the event row, webhook deliveries, NOTIFY) does not; the service's create is read against the references that write the event, as it does.`,
@@ -972,7 +976,7 @@ async function citus() {
   const { citusBench } = await import('./citus.js');
   await citusBench(
     { ...tools, start, stop, useKeys: (next) => (keys = next) },
-    { adminUrl: ADMIN_URL, customers: Number(CUSTOMERS), serviceArgs: ['--max-semi-space-size=32', ...typescript('src/main.ts')], connections: CONNECTIONS, warmup: WARMUP, duration: DURATION },
+    { adminUrl: ADMIN_URL, customers: Number(CUSTOMERS), serviceArgs: [...SERVICE_NODE_FLAGS, ...typescript('src/main.ts')], connections: CONNECTIONS, warmup: WARMUP, duration: DURATION },
   );
 }
 
