@@ -117,6 +117,7 @@ class Statement {
 }
 
 const ARGUMENTS = new Set(['select', 'include', 'where', 'orderBy', 'skip', 'take']);
+const UNREAD_TYPES = new Set(['Decimal', 'Bytes']);
 
 /** A number summed over another model's rows, read beside a page (a list's maintained total). */
 export interface Sum {
@@ -148,6 +149,8 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
       fields = chosen.map(([name]) => table.columns.get(name) ?? notPlain());
       if (fields.length === 0) notPlain();
     }
+    // Prisma answers these in classes of its own (Decimal, Uint8Array); pg in strings and Buffers.
+    if (fields.some((field) => UNREAD_TYPES.has(field.type))) notPlain();
     const statement = new Statement(table);
     const columns = fields.map((field) => (field.column === field.name ? quote(field.name) : `${quote(field.column)} AS ${quote(field.name)}`));
     if (sum && summed) {
