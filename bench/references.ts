@@ -50,14 +50,13 @@ export function againstBest(rows: Row[], row: Row): [string, string] {
 /** The service with its answers from memory off (RESPONSE_CACHE_MB=0): every list page computed. */
 export const COMPUTED = 'service, every answer computed (RESPONSE_CACHE_MB=0)';
 
-/** Issue #31's goals, each as measured in this run. */
 /** Back-to-back pairs of the 2-statement reference and the computed list page (limits). */
 export const PAIRED_ROUNDS = 3;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** The pairs' ratios, each from two rows measured one after the other. */
-export function pairedRatios(pairs: Array<[Row, Row]>): { rps: number; p99: number } | undefined {
+function pairedRatios(pairs: Array<[Row, Row]>): { rps: number; p99: number } | undefined {
   if (pairs.length === 0) return undefined;
   return { rps: median(pairs.map(([reference, row]) => row.rps / reference.rps)), p99: median(pairs.map(([reference, row]) => row.p99 / reference.p99)) };
 }
@@ -70,6 +69,7 @@ export function pairedTable(pairs: Array<[Row, Row]>): string[] {
   ];
 }
 
+/** Issue #31's goals, each as measured in this run. */
 export function limitsTargets(rows: Row[], list: string, nested: string, create: string, pairs: Array<[Row, Row]> = []): string[] {
   const find = (scenario: string, system: string) => rows.find((r) => r.scenario === scenario && r.system === system);
   const service = find(list, 'service');

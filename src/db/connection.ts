@@ -113,7 +113,7 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
   const replicas = replicaUrls.length
     ? openReplicas({
         primary: poolSql(pool),
-        replicas: replicaUrls.map((url, i) => ({ url, prisma: replicaClients[i]!, sql: poolSql(replicaPools[i]!), read: poolRead(replicaPools[i]!, onQuery) })),
+        replicas: replicaUrls.map((url, i) => ({ url, prisma: replicaClients[i]!, sql: poolSql(replicaPools[i]!), read: poolRead(replicaPools[i]!, statementNameGenerator, onQuery) })),
         redisUrl: options.redisUrl,
         log: options.log ?? createLogger('silent'),
       })
@@ -124,7 +124,7 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
     prisma,
     background,
     sql: poolSql(pool, onQuery),
-    read: poolRead(pool, onQuery),
+    read: poolRead(pool, statementNameGenerator, onQuery),
     replicas,
     listen: listeners.listen,
     async close() {

@@ -8,7 +8,7 @@
 // its values, goes to Prisma as before, which then answers as it always did.
 import pg from 'pg';
 import type { RuntimeDataModel } from '@prisma/client/runtime/client';
-import { statementNames } from './statement-names.js';
+import type { SqlQuery } from '@prisma/driver-adapter-utils';
 
 /** A row as Prisma answers it: field names, JavaScript values. */
 export type Row = Record<string, unknown>;
@@ -133,7 +133,7 @@ export const TOTAL_COLUMN = '__total';
  * `sum`: a scalar sub-select beside the columns (`TOTAL_COLUMN`), so a page and its total
  * are one statement, one round trip; PostgreSQL runs it once (it refers to no row).
  */
-export function plainFindMany(tables: Map<string, Table>, model: string, args: Record<string, unknown>, sum?: Sum): { text: string; values: unknown[]; fields: Column[] } | undefined {
+export function plainFindMany(tables: Map<string, Table>, model: string, args: Record<string, unknown>, sum?: Sum): { text: string; values: unknown[] } | undefined {
   const table = tables.get(model);
   const summed = sum && tables.get(sum.model);
   if (!table || (sum && !summed)) return undefined;
@@ -162,7 +162,7 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
     const limit = count(take);
     const offset = count(skip);
     const text = `SELECT ${columns.join(', ')} FROM ${table.name} WHERE ${condition}${order}${limit ? ` LIMIT ${limit}` : take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
-    return { text, values: statement.values, fields };
+    return { text, values: statement.values };
   } catch (error) {
     if (error === NOT_PLAIN) return undefined;
     throw error;
@@ -215,9 +215,12 @@ function prismaTypes(): pg.CustomTypesConfig {
   };
 }
 
-/** Reads on `pool`, each statement prepared once per connection (named as Prisma's are); `onSend` hears each. */
-export function poolRead(pool: pg.Pool, onSend?: (text: string) => void): Read {
-  const names = statementNames();
+/**
+ * Reads on `pool`, each statement prepared once per connection, named by `names`: the pool's
+ * Prisma adapter's own generator, so one bound covers every statement a connection keeps
+ * (db/statement-names.ts). `onSend` hears each.
+ */
+export function poolRead(pool: pg.Pool, names: (query: SqlQuery) => string | undefined, onSend?: (text: string) => void): Read {
   const parsers = prismaTypes();
   return async (text, values) => {
     onSend?.(text);

@@ -104,14 +104,7 @@ const readers = new WeakMap<TenantClient, (model: string, args: Record<string, u
  * PostgreSQL refuses, so that they are answered as Prisma answers them).
  */
 export async function findMany(client: TenantClient, model: string, args: Record<string, unknown>, prisma: () => Promise<unknown[]>): Promise<unknown[]> {
-  const plain = readers.get(client)?.(model, args);
-  if (!plain) return prisma();
-  try {
-    return await plain;
-  } catch (error) {
-    if (isDataException(error)) return prisma();
-    throw error;
-  }
+  return (await plainRows(client, model, args)) ?? prisma();
 }
 
 /**
@@ -120,12 +113,18 @@ export async function findMany(client: TenantClient, model: string, args: Record
  * undefined when no row came to carry it (an empty page).
  */
 export async function findManyWithSum(client: TenantClient, model: string, args: Record<string, unknown>, sum: Sum): Promise<{ rows: unknown[]; total?: number } | undefined> {
+  const rows = await plainRows(client, model, args, sum);
+  if (!rows) return undefined;
+  const total = rows.length > 0 ? Number(rows[0]![TOTAL_COLUMN]) : undefined;
+  return { rows: rows.map(({ [TOTAL_COLUMN]: _, ...row }) => row), total };
+}
+
+/** The rows of a plain read; undefined where Prisma must answer (not plain, a transaction's client, a value PostgreSQL refuses). */
+async function plainRows(client: TenantClient, model: string, args: Record<string, unknown>, sum?: Sum): Promise<Row[] | undefined> {
   const plain = readers.get(client)?.(model, args, sum);
   if (!plain) return undefined;
   try {
-    const rows = await plain;
-    const total = rows.length > 0 ? Number(rows[0]![TOTAL_COLUMN]) : undefined;
-    return { rows: rows.map(({ [TOTAL_COLUMN]: _, ...row }) => row), total };
+    return await plain;
   } catch (error) {
     if (isDataException(error)) return undefined;
     throw error;

@@ -217,7 +217,7 @@ const UNSPLIT_COUNTS = new Set(['customers']);
  * The organization's number of `resource` records (of one status or type, if given): its
  * row of the maintained counts, or the sum of the resource's rows (one per status).
  */
-export function recordTotal(ctx: Pick<Context, 'prisma' | 'auth'>, resource: string, status?: string | null): Total {
+export function recordTotal(ctx: Pick<Context, 'prisma'>, resource: string, status?: string | null): Total {
   const where = status || UNSPLIT_COUNTS.has(resource) ? { resource, status: status ?? '' } : { resource };
   const args = { where, select: { count: true } };
   const read = async () => {
