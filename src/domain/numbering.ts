@@ -1,7 +1,8 @@
 // Invoice and estimate numbers are sequential per organization. The counter lives in the
-// organization's counters row (organization_counters, made by its first use); incrementing it
-// inside the create's transaction takes that row's lock, so concurrent creates queue on it
-// and can never hand out the same number twice.
+// organization's counters row (organization_counters, made by its first use); the database's
+// next_document_number takes the organization's change lock, then increments it inside the
+// create's transaction, so concurrent creates queue and can never hand out the same number
+// twice (see the change_lock_queue migration for why the lock comes first).
 import type { Prisma } from '../generated/prisma/client.js';
 
 export type NumberedRecord = 'invoice' | 'estimate';
@@ -11,14 +12,6 @@ export async function nextNumber(
   organizationId: string,
   kind: NumberedRecord,
 ): Promise<string> {
-  const invoice = kind === 'invoice';
-  // One INSERT ... ON CONFLICT DO UPDATE (Prisma's native upsert).
-  const counters = await tx.organizationCounter.upsert({
-    where: { organizationId },
-    create: invoice ? { organizationId, lastInvoiceNumber: 1 } : { organizationId, lastEstimateNumber: 1 },
-    update: invoice ? { lastInvoiceNumber: { increment: 1 } } : { lastEstimateNumber: { increment: 1 } },
-    select: { lastInvoiceNumber: true, lastEstimateNumber: true },
-  });
-  const value = invoice ? counters.lastInvoiceNumber : counters.lastEstimateNumber;
-  return (kind === 'invoice' ? 'INV-' : 'EST-') + String(value).padStart(6, '0');
+  const [row] = await tx.$queryRaw<Array<{ n: number }>>`SELECT next_document_number(${organizationId}::uuid, ${kind}) AS n`;
+  return (kind === 'invoice' ? 'INV-' : 'EST-') + String(row!.n).padStart(6, '0');
 }

@@ -122,7 +122,7 @@ describe('seq across two instances on PostgreSQL, with concurrent writers', () =
     await test?.drop();
   });
 
-  it('stays dense, unique and in commit order: 4 writers x 25 creates through two apps, failed writes between', async () => {
+  it('stays dense, unique and in commit order: 4 writers x 25 creates (one writer invoices, numbered) through two apps, failed writes between', async () => {
     test = await freshDatabase('postgres');
     const log = createLogger('silent');
     const apps: Array<ReturnType<typeof createApp>> = [];
@@ -177,9 +177,14 @@ describe('seq across two instances on PostgreSQL, with concurrent writers', () =
 
     const failures: number[] = [];
     const writers = Array.from({ length: WRITERS }, async (_, writer) => {
-      const made: Array<{ id: string }> = [];
+      const made: Array<{ id: string; number?: string }> = [];
       for (let i = 0; i < CREATES; i++) {
-        const created = await call((writer + i) % 2, 'POST', '/customers', { name: `Writer ${writer} #${i}` });
+        // The last writer makes invoices: each takes an invoice number before its change number
+        // (both under the organization's change lock), beside creates that take only the latter.
+        const created =
+          writer === WRITERS - 1
+            ? await call((writer + i) % 2, 'POST', '/invoices', { customer_id: parent.id, currency: 'EUR', line_items: [{ description: 'Visit', quantity: 1, unit_amount: 100 }] })
+            : await call((writer + i) % 2, 'POST', '/customers', { name: `Writer ${writer} #${i}` });
         expect(created.status).toBe(201);
         made.push(created.body);
         // Between the creates: a delete that fails inside its transaction, after taking its number.
@@ -197,6 +202,8 @@ describe('seq across two instances on PostgreSQL, with concurrent writers', () =
     expect(new Set(rows.slice(2).map((row) => row.recordId))).toEqual(new Set(made.map((customer) => customer.id)));
     expect(rows.slice(0, 2).map((row) => row.recordId)).toEqual([parent.id, held.id]);
     expect(seen).toEqual(Array.from({ length: total - 1 }, (_, i) => i + 2));
+    const numbers = made.map((record) => record.number).filter((number) => number !== undefined);
+    expect(numbers.sort()).toEqual(Array.from({ length: CREATES }, (_, i) => `INV-${String(i + 1).padStart(6, '0')}`));
     // The organization's counter is where the events end: the failed deletes gave theirs back.
     expect(Number((await dbs[0]!.prisma.organizationCounter.findUniqueOrThrow({ where: { organizationId: organization.id } })).changeSeq)).toBe(total);
   }, 120_000);
