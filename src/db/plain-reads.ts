@@ -2,11 +2,15 @@
 // scalar columns cost Prisma 2.4 times the CPU the same statement costs here, and its raw
 // SQL 1.6 times (npm run bench -- cpu: 0.36 and 0.25 against 0.15 ms for a page of 21
 // customers), on the path every list page takes. A findMany whose arguments are plain (scalar columns; equalities, ranges,
-// sets and nulls joined by AND and OR; an order of columns; skip and take) is written as one
-// statement, prepared on the same pool, and answered in Prisma's shape (its field names,
-// Date, BigInt, parsed JSON). Any other shape, and any statement PostgreSQL refuses for
-// its values, goes to Prisma as before, which then answers as it always did.
+// sets and nulls joined by AND and OR; an order of columns; skip and take; relations
+// included with the same arguments) is written as one statement, prepared on the same pool,
+// and answered in Prisma's shape (its field names, Date, BigInt, parsed JSON). An included
+// relation is a sub-select beside the columns that PostgreSQL answers as JSON (a to-many one
+// as an array of rows, each row an array of its values), as Prisma's own relation joins do.
+// Any other shape, and any statement PostgreSQL refuses for its values, goes to Prisma as
+// before, which then answers as it always did.
 import pg from 'pg';
+import type { PothosPrismaDatamodel } from '@pothos/plugin-prisma';
 import type { RuntimeDataModel } from '@prisma/client/runtime/client';
 import type { SqlQuery } from '@prisma/driver-adapter-utils';
 
@@ -22,22 +26,58 @@ interface Column {
   type: string;
 }
 
+/** A relation of a table: the model it reaches, whether to many, and its join's column pairs. */
+interface Relation {
+  model: string;
+  list: boolean;
+  join: Array<{ target: string; parent: string }>;
+}
+
 interface Table {
   name: string;
   columns: Map<string, Column>;
   scalars: Column[];
+  relations: Map<string, Relation>;
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** The models' tables and scalar columns, from the client's own data model. */
-export function tablesOf(datamodel: RuntimeDataModel): Map<string, Table> {
+/**
+ * The models' tables and scalar columns, from the client's own data model; with `relations`
+ * (Pothos's copy of the schema, which names each relation's fields), their relations too.
+ * A relation joins its fields to the other model's primary key, in order, as every relation
+ * of this schema does.
+ */
+export function tablesOf(datamodel: RuntimeDataModel, relations?: PothosPrismaDatamodel): Map<string, Table> {
+  const models = relations?.datamodel.models ?? {};
+  const columnOf = (model: string, field: string) => {
+    const found = datamodel.models[model]?.fields.find((candidate) => candidate.name === field);
+    return found?.dbName ?? found?.name;
+  };
+  const keyOf = (model: string) => models[model]?.primaryKey?.fields ?? models[model]?.fields.filter((field) => field.isId).map((field) => field.name) ?? [];
+  const relationsOf = (model: string): Map<string, Relation> => {
+    const found = new Map<string, Relation>();
+    for (const field of models[model]?.fields ?? []) {
+      if (field.kind !== 'object' || !field.relationName) continue;
+      const own = field.relationFromFields ?? [];
+      // The foreign key is this model's (to one), or the other model's field of the same relation.
+      const other = own.length > 0 ? undefined : models[field.type]?.fields.find((candidate) => candidate.relationName === field.relationName && (candidate.relationFromFields?.length ?? 0) > 0);
+      const [from, to, fromModel, toModel] = own.length > 0 ? [own, keyOf(field.type), model, field.type] : [other?.relationFromFields ?? [], keyOf(model), field.type, model];
+      if (from.length === 0 || from.length !== to.length) continue;
+      const pairs = from.map((name, i) => ({ fromColumn: columnOf(fromModel, name), toColumn: columnOf(toModel, to[i]!) }));
+      if (pairs.some((pair) => !pair.fromColumn || !pair.toColumn)) continue;
+      // target: the column of the included model's table; parent: the including row's.
+      const join = pairs.map(({ fromColumn, toColumn }) => (own.length > 0 ? { target: toColumn!, parent: fromColumn! } : { target: fromColumn!, parent: toColumn! }));
+      found.set(field.name, { model: field.type, list: field.isList, join });
+    }
+    return found;
+  };
   return new Map(
     Object.entries(datamodel.models).map(([model, { dbName, fields }]) => {
       const scalars = fields
         .filter((field) => field.kind === 'scalar' || field.kind === 'enum')
         .map((field) => ({ name: field.name, column: field.dbName ?? field.name, type: field.type }));
-      return [model, { name: `"public".${quote(dbName ?? model)}`, columns: new Map(scalars.map((c) => [c.name, c])), scalars }];
+      return [model, { name: `"public".${quote(dbName ?? model)}`, columns: new Map(scalars.map((c) => [c.name, c])), scalars, relations: relationsOf(model) }];
     }),
   );
 }
@@ -128,30 +168,121 @@ export interface Sum {
 /** The column a page's rows carry their `Sum` in. */
 export const TOTAL_COLUMN = '__total';
 
+/** A plain findMany as one statement: its text, its values, and what turns its rows into Prisma's answer. */
+export interface PlainStatement {
+  text: string;
+  values: unknown[];
+  /** The rows with their included relations (sent as JSON) in Prisma's shape; absent when none are included. */
+  finish?: (rows: Row[]) => Row[];
+}
+
+/** One level of an answer: its scalar fields, then its relations, in the order of its values. */
+interface Shape {
+  fields: Column[];
+  relations: Array<{ name: string; list: boolean; shape: Shape }>;
+}
+
+const RELATED_ARGUMENTS = new Set(['select', 'include']);
+/** json_build_array takes at most 100 arguments. */
+const MAX_VALUES = 100;
+
+/** A statement's parts for one table: its fields and included relations as SQL, with their shape. */
+class Level {
+  constructor(
+    private readonly tables: Map<string, Table>,
+    private readonly statement: Statement,
+    private readonly aliases: { next: number },
+  ) {}
+
+  /** The scalar fields chosen and the relations included, with their arguments. */
+  static chosen(table: Table, select: unknown, include: unknown): { fields: Column[]; included: Array<[string, Relation, Record<string, unknown>]> } {
+    if (select !== undefined && include !== undefined) notPlain();
+    const picked = select ?? include;
+    if (picked !== undefined && (typeof picked !== 'object' || picked === null || Array.isArray(picked))) notPlain();
+    const fields: Column[] = select === undefined ? [...table.scalars] : [];
+    const included: Array<[string, Relation, Record<string, unknown>]> = [];
+    for (const [name, on] of Object.entries((picked ?? {}) as object)) {
+      if (on === false || on === undefined) continue;
+      const relation = table.relations.get(name);
+      if (relation && (on === true || (typeof on === 'object' && on !== null && !Array.isArray(on)))) included.push([name, relation, on === true ? {} : (on as Record<string, unknown>)]);
+      else if (on === true && select !== undefined) fields.push(table.columns.get(name) ?? notPlain());
+      else notPlain();
+    }
+    if (fields.length === 0 && included.length === 0) notPlain();
+    // Prisma answers these in classes of its own (Decimal, Uint8Array); pg in strings and Buffers.
+    if (fields.some((field) => UNREAD_TYPES.has(field.type))) notPlain();
+    return { fields, included };
+  }
+
+  /** A relation of the row `parent` (an alias) as a JSON sub-select, and its shape. */
+  related(parent: string, relation: Relation, args: Record<string, unknown>): { sql: string; shape: Shape } {
+    const table = this.tables.get(relation.model) ?? notPlain();
+    for (const [key, value] of Object.entries(args)) if (value !== undefined && !(relation.list ? ARGUMENTS : RELATED_ARGUMENTS).has(key)) notPlain();
+    const { fields, included } = Level.chosen(table, args.select, args.include);
+    const alias = quote(`r${++this.aliases.next}`);
+    // The relation's own conditions bind into the same statement: unqualified, its columns name the innermost table.
+    const own = new Statement(table, this.statement.values);
+    const join = relation.join.map(({ target, parent: column }) => `${alias}.${quote(target)} = ${parent}.${quote(column)}`).join(' AND ');
+    const nested = included.map(([name, child, childArgs]) => ({ name, list: child.list, ...this.related(alias, child, childArgs) }));
+    const values = [...fields.map((field) => `${alias}.${quote(field.column)}${field.type === 'BigInt' ? '::text' : ''}`), ...nested.map((child) => child.sql)];
+    if (values.length > MAX_VALUES) notPlain();
+    const shape: Shape = { fields, relations: nested.map(({ name, list, shape: childShape }) => ({ name, list, shape: childShape })) };
+    if (!relation.list) return { sql: `(SELECT json_build_array(${values.join(', ')}) FROM ${table.name} AS ${alias} WHERE ${join})`, shape };
+    const count = (value: unknown) => (value === undefined || value === 0 ? undefined : Number.isInteger(value) && (value as number) > 0 ? own.bind(value) : notPlain());
+    const condition = own.where(args.where);
+    const order = own.orderBy(args.orderBy);
+    const limit = count(args.take);
+    const offset = count(args.skip);
+    const rows = `SELECT * FROM ${table.name} AS ${alias} WHERE ${join} AND ${condition}${order}${limit ? ` LIMIT ${limit}` : args.take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
+    // The aggregate keeps the sub-select's order, as Prisma's own relation joins rely on.
+    return { sql: `(SELECT COALESCE(json_agg(json_build_array(${values.join(', ')})), '[]'::json) FROM (${rows}) AS ${alias})`, shape };
+  }
+}
+
+/** A value as JSON carries it, in Prisma's type: times (and dates, at UTC midnight) as Date, 64-bit integers (sent as text) as BigInt. */
+function fromJson(value: unknown, type: string): unknown {
+  if (value === null) return null;
+  if (type === 'DateTime') return new Date(value as string);
+  if (type === 'BigInt') return BigInt(value as string);
+  return value;
+}
+
+function record(values: unknown[], shape: Shape): Row {
+  const row: Row = {};
+  const { fields, relations } = shape;
+  for (let i = 0; i < fields.length; i++) row[fields[i]!.name] = fromJson(values[i], fields[i]!.type);
+  for (let i = 0; i < relations.length; i++) row[relations[i]!.name] = related(values[fields.length + i], relations[i]!);
+  return row;
+}
+
+function related(value: unknown, relation: Shape['relations'][number]): unknown {
+  if (relation.list) return (value as unknown[][]).map((values) => record(values, relation.shape));
+  return value === null ? null : record(value as unknown[], relation.shape);
+}
+
 /**
- * The statement of a plain findMany, with the fields it answers; undefined for any other.
+ * The statement of a plain findMany; undefined for any other.
  * `sum`: a scalar sub-select beside the columns (`TOTAL_COLUMN`), so a page and its total
  * are one statement, one round trip; PostgreSQL runs it once (it refers to no row).
  */
-export function plainFindMany(tables: Map<string, Table>, model: string, args: Record<string, unknown>, sum?: Sum): { text: string; values: unknown[] } | undefined {
+export function plainFindMany(tables: Map<string, Table>, model: string, args: Record<string, unknown>, sum?: Sum): PlainStatement | undefined {
   const table = tables.get(model);
   const summed = sum && tables.get(sum.model);
   if (!table || (sum && !summed)) return undefined;
   try {
     for (const [key, value] of Object.entries(args)) if (value !== undefined && !ARGUMENTS.has(key)) notPlain();
     const { select, include, where, orderBy, skip, take } = args;
-    if (include !== undefined && (typeof include !== 'object' || include === null || Object.keys(include).length > 0)) notPlain();
-    let fields = table.scalars;
-    if (select !== undefined) {
-      if (typeof select !== 'object' || select === null) notPlain();
-      const chosen = Object.entries(select as object).filter(([, on]) => (on === true ? true : on === false || on === undefined ? false : notPlain()));
-      fields = chosen.map(([name]) => table.columns.get(name) ?? notPlain());
-      if (fields.length === 0) notPlain();
-    }
-    // Prisma answers these in classes of its own (Decimal, Uint8Array); pg in strings and Buffers.
-    if (fields.some((field) => UNREAD_TYPES.has(field.type))) notPlain();
+    const { fields, included } = Level.chosen(table, select, include);
+    if (fields.length === 0) notPlain();
     const statement = new Statement(table);
+    const root = quote('r0');
+    const level = new Level(tables, statement, { next: 0 });
     const columns = fields.map((field) => (field.column === field.name ? quote(field.name) : `${quote(field.column)} AS ${quote(field.name)}`));
+    const relations = included.map(([name, relation, relationArgs]) => {
+      const { sql, shape } = level.related(root, relation, relationArgs);
+      columns.push(`${sql} AS ${quote(name)}`);
+      return { name, list: relation.list, shape };
+    });
     if (sum && summed) {
       const of = new Statement(summed, statement.values);
       columns.push(`(SELECT COALESCE(SUM(${of.column(sum.field)}), 0) FROM ${summed.name} WHERE ${of.where(sum.where)}) AS ${quote(TOTAL_COLUMN)}`);
@@ -161,8 +292,14 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
     const count = (value: unknown) => (value === undefined || value === 0 ? undefined : Number.isInteger(value) && (value as number) > 0 ? statement.bind(value) : notPlain());
     const limit = count(take);
     const offset = count(skip);
-    const text = `SELECT ${columns.join(', ')} FROM ${table.name} WHERE ${condition}${order}${limit ? ` LIMIT ${limit}` : take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
-    return { text, values: statement.values };
+    const from = relations.length > 0 ? `${table.name} AS ${root}` : table.name;
+    const text = `SELECT ${columns.join(', ')} FROM ${from} WHERE ${condition}${order}${limit ? ` LIMIT ${limit}` : take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
+    if (relations.length === 0) return { text, values: statement.values };
+    const finish = (rows: Row[]) => {
+      for (const row of rows) for (const relation of relations) row[relation.name] = related(row[relation.name], relation);
+      return rows;
+    };
+    return { text, values: statement.values, finish };
   } catch (error) {
     if (error === NOT_PLAIN) return undefined;
     throw error;

@@ -137,7 +137,7 @@ async function plainRows(client: TenantClient, model: string, args: Record<strin
  */
 export function tenantClients(prisma: PrismaClient, { max = 1000, session, read }: { max?: number; session?: Session; read?: Read } = {}): (organizationId: string) => TenantClient {
   const cache = new Map<string, TenantClient>();
-  const tables = read && tablesOf((prisma as unknown as { _runtimeDataModel: Parameters<typeof tablesOf>[0] })._runtimeDataModel);
+  const tables = read && tablesOf((prisma as unknown as { _runtimeDataModel: Parameters<typeof tablesOf>[0] })._runtimeDataModel, getDatamodel());
   return (organizationId) => {
     let client = cache.get(organizationId);
     if (!client) {
@@ -148,7 +148,9 @@ export function tenantClients(prisma: PrismaClient, { max = 1000, session, read 
         readers.set(client, (model, args, sum) => {
           const scopedSum = sum && { ...sum, where: scopeArgs(sum.model, 'findMany', { where: sum.where }, organizationId).where! };
           const statement = plainFindMany(tables, model, scopeArgs(model, 'findMany', args, organizationId), scopedSum);
-          return statement && read(statement.text, statement.values);
+          if (!statement) return undefined;
+          const rows = read(statement.text, statement.values);
+          return statement.finish ? rows.then(statement.finish) : rows;
         });
       }
       cache.set(organizationId, client);

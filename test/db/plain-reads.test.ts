@@ -1,12 +1,13 @@
 // Plain reads (db/plain-reads.ts) answer exactly what Prisma answers for the same arguments:
 // every shape below runs both ways on PostgreSQL and the rows must be equal (field names,
-// Date, BigInt, parsed JSON, DATE columns, arrays, enums, nulls, order). Shapes that are not
-// plain are declined, and run by Prisma.
+// Date, BigInt, parsed JSON, DATE columns, arrays, enums, nulls, order), also in included
+// relations at any depth. Shapes that are not plain are declined, and run by Prisma.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import pg from 'pg';
 import { parseTimestamptz, plainFindMany, tablesOf, type Read } from '../../src/db/plain-reads.js';
 import { findMany, findManyWithSum, tenantClient, tenantClients, type TenantClient } from '../../src/db/tenant.js';
+import { getDatamodel } from '../../src/generated/pothos-prisma-types.js';
 import { migratedDatabase, type TestDatabase } from '../helpers/databases.js';
 
 const day = (n: number) => new Date(Date.UTC(2026, 0, n));
@@ -55,9 +56,14 @@ describe('plain reads', () => {
           data: { organizationId: org, name: `${prefix}${i} "quoted" 'name'`, email: i % 3 === 0 ? null : `c${i}@example.com`, metadata: i % 2 ? { tier: i, tags: ['x', 'y'] } : {} },
         });
         await tenant.job.create({ data: { organizationId: org, customerId: customer.id, title: `Job ${i}`, status: (['scheduled', 'in_progress', 'completed'] as const)[i % 3], scheduledAt: i % 4 ? day(i + 1) : null } });
-        await tenant.invoice.create({
-          data: { organizationId: org, customerId: customer.id, number: `${prefix}-INV-${i}`, currency: 'USD', totalAmount: 1000 * i, status: i % 2 ? 'sent' : 'draft', dueDate: i % 5 ? day(i + 1) : null },
+        const job = await tenant.job.create({ data: { organizationId: org, customerId: customer.id, title: `Second job ${i}`, metadata: { n: i } } });
+        const invoice = await tenant.invoice.create({
+          data: { organizationId: org, customerId: customer.id, jobId: i % 3 ? job.id : null, number: `${prefix}-INV-${i}`, currency: 'USD', totalAmount: 1000 * i, status: i % 2 ? 'sent' : 'draft', dueDate: i % 5 ? day(i + 1) : null },
         });
+        // Lines written out of order: the relation's order is the query's, not the insert's.
+        for (const position of i % 2 ? [2, 1, 3] : []) {
+          await tenant.invoiceLineItem.create({ data: { organizationId: org, invoiceId: invoice.id, position, description: `Line ${position}`, quantity: position, unitAmount: 100, amount: 100 * position } });
+        }
         if (i % 4 === 0) await tenant.customer.update({ where: { organizationId_id: { organizationId: org, id: customer.id } }, data: { deletedAt: day(20) } });
       }
       await tenant.webhookEndpoint.create({ data: { organizationId: org, url: 'https://example.com/hook', eventTypes: ['customer.created', 'job.updated'], secret: 's', enabled: false } });
@@ -122,7 +128,53 @@ describe('plain reads', () => {
     expect(jobs!.rows).toEqual(await prisma.job.findMany({ where: { status: 'completed' }, orderBy: NEWEST_FIRST }));
     expect(jobs!.total).toBe(await prisma.job.count());
     expect(await findManyWithSum(plain, 'Customer', { where: { id: '00000000-0000-4000-8000-000000000000' } }, customers)).toEqual({ rows: [], total: undefined });
-    expect(await findManyWithSum(plain, 'Customer', { include: { jobs: true } }, customers)).toBeUndefined();
+    const withJobs = await findManyWithSum(plain, 'Customer', { include: { jobs: true }, orderBy: NEWEST_FIRST }, customers);
+    expect(withJobs!.rows).toEqual(await prisma.customer.findMany({ include: { jobs: true }, orderBy: NEWEST_FIRST }));
+    expect(withJobs!.total).toBe(await prisma.customer.count());
+  });
+
+  it('reads included relations as Prisma does: to many with their filter, order, skip and take, to one (or none), nested, selected', async () => {
+    const LIVE = { deletedAt: null };
+    // The bench's nested page: customers with their newest jobs and invoices, the invoices with their lines.
+    const nested = await same('Customer', {
+      include: { jobs: { where: LIVE, orderBy: NEWEST_FIRST, take: 5 }, invoices: { where: LIVE, orderBy: NEWEST_FIRST, take: 5, include: { lineItems: { orderBy: { position: 'asc' } } } } },
+      where: { AND: [{}] },
+      orderBy: NEWEST_FIRST,
+      skip: 0,
+      take: 21,
+    });
+    const lines = (nested as Array<{ invoices: Array<{ lineItems: Array<{ position: number }> }> }>).flatMap((c) => c.invoices.flatMap((i) => i.lineItems.map((l) => l.position)));
+    expect(lines.slice(0, 3)).toEqual([1, 2, 3]);
+    await same('Customer', { include: { jobs: true, invoices: { include: { lineItems: true, job: true } } }, orderBy: NEWEST_FIRST, take: 6 });
+    await same('Customer', { include: { jobs: { where: { status: { in: ['scheduled', 'completed'] } }, orderBy: [{ title: 'desc' }], skip: 1, take: 1 } }, orderBy: NEWEST_FIRST });
+    await same('Customer', { include: { jobs: { take: 0 } }, orderBy: NEWEST_FIRST, take: 2 });
+    // To one: a required relation, an optional one that is sometimes absent, and one included as false.
+    await same('Invoice', { include: { customer: true, job: true, lineItems: { orderBy: { position: 'desc' } } }, orderBy: NEWEST_FIRST });
+    await same('Invoice', { include: { customer: { include: { jobs: { orderBy: NEWEST_FIRST } } }, job: false } });
+    await same('InvoiceLineItem', { include: { invoice: { include: { customer: true } } }, orderBy: [{ invoiceId: 'asc' }, { position: 'asc' }] });
+    // Selected: scalars beside relations, relations with selections of their own.
+    await same('Job', { select: { id: true, title: true, customer: { select: { name: true, metadata: true } }, invoices: { select: { number: true, dueDate: true, changeSeq: true } } }, orderBy: NEWEST_FIRST });
+    await same('Customer', { select: { name: true, invoices: { where: { status: 'sent' }, select: { totalAmount: true, lineItems: { select: { amount: true } } } } }, orderBy: NEWEST_FIRST });
+  });
+
+  it('declines relations it cannot read plainly', async () => {
+    const tables = tablesOf((db.prisma as unknown as { _runtimeDataModel: Parameters<typeof tablesOf>[0] })._runtimeDataModel, getDatamodel());
+    const declined = [
+      { include: { _count: true } },
+      { include: { jobs: { cursor: { id: 'x' } } } },
+      { include: { jobs: { distinct: ['title'] } } },
+      { include: { jobs: { where: { customer: { name: 'A1' } } } } },
+      { include: { jobs: { where: { title: { contains: 'Job' } } } } },
+      { include: { jobs: { orderBy: { customer: { name: 'asc' } } } } },
+      { include: { jobs: { take: -1 } } },
+      { include: { nothing: true } },
+      { select: { jobs: true } },
+      { select: { id: true }, include: { jobs: true } },
+    ];
+    for (const args of declined) expect(plainFindMany(tables, 'Customer', args), JSON.stringify(args)).toBeUndefined();
+    // A to-one relation takes no filter, order or page.
+    expect(plainFindMany(tables, 'Job', { include: { customer: { where: { name: 'A1' } } } })).toBeUndefined();
+    expect(plainFindMany(tables, 'Job', { include: { customer: { take: 1 } } })).toBeUndefined();
   });
 
   it('never reaches another organization', async () => {
