@@ -153,6 +153,14 @@ class Statement {
     if (keys.length === 0) return '';
     return ` ORDER BY ${keys.map(([name, direction]) => (direction === 'asc' || direction === 'desc' ? `${this.column(name)} ${direction.toUpperCase()}` : notPlain())).join(', ')}`;
   }
+
+  /** `take` and `skip` as LIMIT and OFFSET (positive counts only: a negative take reads backwards in Prisma). */
+  page(take: unknown, skip: unknown): string {
+    const count = (value: unknown) => (value === undefined || value === 0 ? undefined : Number.isInteger(value) && (value as number) > 0 ? this.bind(value) : notPlain());
+    const limit = count(take);
+    const offset = count(skip);
+    return `${limit ? ` LIMIT ${limit}` : take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
+  }
 }
 
 const ARGUMENTS = new Set(['select', 'include', 'where', 'orderBy', 'skip', 'take']);
@@ -188,11 +196,13 @@ const MAX_VALUES = 100;
 
 /** A statement's parts for one table: its fields and included relations as SQL, with their shape. */
 class Level {
+  /** `values`: the statement's, which the relations' own conditions bind into. */
   constructor(
     private readonly tables: Map<string, Table>,
-    private readonly statement: Statement,
-    private readonly aliases: { next: number },
+    private readonly values: unknown[],
   ) {}
+
+  private aliases = 0;
 
   /** The scalar fields chosen and the relations included, with their arguments. */
   static chosen(table: Table, select: unknown, include: unknown): { fields: Column[]; included: Array<[string, Relation, Record<string, unknown>]> } {
@@ -219,21 +229,18 @@ class Level {
     const table = this.tables.get(relation.model) ?? notPlain();
     for (const [key, value] of Object.entries(args)) if (value !== undefined && !(relation.list ? ARGUMENTS : RELATED_ARGUMENTS).has(key)) notPlain();
     const { fields, included } = Level.chosen(table, args.select, args.include);
-    const alias = quote(`r${++this.aliases.next}`);
-    // The relation's own conditions bind into the same statement: unqualified, its columns name the innermost table.
-    const own = new Statement(table, this.statement.values);
+    const alias = quote(`r${++this.aliases}`);
+    // Unqualified, the columns of the relation's own conditions name its table (the innermost).
+    const own = new Statement(table, this.values);
     const join = relation.join.map(({ target, parent: column }) => `${alias}.${quote(target)} = ${parent}.${quote(column)}`).join(' AND ');
     const nested = included.map(([name, child, childArgs]) => ({ name, list: child.list, ...this.related(alias, child, childArgs) }));
     const values = [...fields.map((field) => `${alias}.${quote(field.column)}${field.type === 'BigInt' ? '::text' : ''}`), ...nested.map((child) => child.sql)];
     if (values.length > MAX_VALUES) notPlain();
     const shape: Shape = { fields, relations: nested.map(({ name, list, shape: childShape }) => ({ name, list, shape: childShape })) };
     if (!relation.list) return { sql: `(SELECT json_build_array(${values.join(', ')}) FROM ${table.name} AS ${alias} WHERE ${join})`, shape };
-    const count = (value: unknown) => (value === undefined || value === 0 ? undefined : Number.isInteger(value) && (value as number) > 0 ? own.bind(value) : notPlain());
     const condition = own.where(args.where);
     const order = own.orderBy(args.orderBy);
-    const limit = count(args.take);
-    const offset = count(args.skip);
-    const rows = `SELECT * FROM ${table.name} AS ${alias} WHERE ${join} AND ${condition}${order}${limit ? ` LIMIT ${limit}` : args.take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
+    const rows = `SELECT * FROM ${table.name} AS ${alias} WHERE ${join} AND ${condition}${order}${own.page(args.take, args.skip)}`;
     // The aggregate keeps the sub-select's order, as Prisma's own relation joins rely on.
     return { sql: `(SELECT COALESCE(json_agg(json_build_array(${values.join(', ')})), '[]'::json) FROM (${rows}) AS ${alias})`, shape };
   }
@@ -276,7 +283,7 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
     if (fields.length === 0) notPlain();
     const statement = new Statement(table);
     const root = quote('r0');
-    const level = new Level(tables, statement, { next: 0 });
+    const level = new Level(tables, statement.values);
     const columns = fields.map((field) => (field.column === field.name ? quote(field.name) : `${quote(field.column)} AS ${quote(field.name)}`));
     const relations = included.map(([name, relation, relationArgs]) => {
       const { sql, shape } = level.related(root, relation, relationArgs);
@@ -289,11 +296,8 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
     }
     const condition = statement.where(where);
     const order = statement.orderBy(orderBy);
-    const count = (value: unknown) => (value === undefined || value === 0 ? undefined : Number.isInteger(value) && (value as number) > 0 ? statement.bind(value) : notPlain());
-    const limit = count(take);
-    const offset = count(skip);
     const from = relations.length > 0 ? `${table.name} AS ${root}` : table.name;
-    const text = `SELECT ${columns.join(', ')} FROM ${from} WHERE ${condition}${order}${limit ? ` LIMIT ${limit}` : take === 0 ? ' LIMIT 0' : ''}${offset ? ` OFFSET ${offset}` : ''}`;
+    const text = `SELECT ${columns.join(', ')} FROM ${from} WHERE ${condition}${order}${statement.page(take, skip)}`;
     if (relations.length === 0) return { text, values: statement.values };
     const finish = (rows: Row[]) => {
       for (const row of rows) for (const relation of relations) row[relation.name] = related(row[relation.name], relation);
