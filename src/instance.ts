@@ -55,10 +55,13 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
   // Imports give way to the requests this instance serves (http/foreground.ts).
   const foreground = createForeground();
   const imports = startImports({ db, log, schema, foreground });
+  // Background work on the background client's own connections: a purge's DELETE waiting on a
+  // lock (a migration, a long transaction) must not hold a connection the API queues for
+  // (with a pool of one, a request waited for a purge's statement timeout, then its own).
   const stopPurges = [
-    scheduleTombstonePurge(db.prisma, config.tombstoneRetentionDays, log),
-    scheduleEventPurge(db.prisma, config.eventRetentionDays, log),
-    scheduleRequestLogPurge(db.prisma, log),
+    scheduleTombstonePurge(db.background, config.tombstoneRetentionDays, log),
+    scheduleEventPurge(db.background, config.eventRetentionDays, log),
+    scheduleRequestLogPurge(db.background, log),
   ];
   const requestLogs = createRequestLogWriter(db.sql, log);
   const app = createApp({

@@ -50,6 +50,36 @@ describe('a database outage', () => {
     }
   });
 
+  it('a purge waiting on a lock holds none of the connections requests use', async () => {
+    const db = await migratedDatabase('postgres');
+    const { key } = await makeKeys(db, { key: { org: 'Acme' } });
+    const blocker = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    // Its own connection: pg_stat_activity stays as first read for the rest of a transaction.
+    const observer = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await blocker.connect();
+    await observer.connect();
+    // The tombstone purge an instance runs as it starts: its DELETE on customers waits for this lock.
+    const purgeWaiting = async () =>
+      (await observer.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM "public"."customers"%'`)).rows[0].n === 1;
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE customers IN ACCESS EXCLUSIVE MODE');
+    const server = await serveInProcess({ ...db.env, DATABASE_POOL_SIZE: '1' });
+    try {
+      await expect.poll(purgeWaiting, { timeout: 4_000, interval: 50 }).toBe(true);
+      // With a pool of one, a request that needed the purge's connection would wait out its
+      // statement timeout first; it is answered while the purge still waits.
+      const jobs = await call(`${server.url}/v1/jobs`, { key });
+      expect(jobs.status, JSON.stringify(jobs.body)).toBe(200);
+      expect(await purgeWaiting()).toBe(true);
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+      await observer.end();
+      await server.stop();
+      await db.drop();
+    }
+  });
+
   it('a statement that cannot finish in time answers 503 with Retry-After, and frees its connection', async () => {
     const db = await migratedDatabase('postgres');
     const { key } = await makeKeys(db, { key: { org: 'Acme' } });
