@@ -18,8 +18,9 @@ export interface Database {
   kind: 'pglite' | 'postgres';
   prisma: PrismaClient;
   /**
-   * A client for background work (webhook deliveries) with connections of its own, so a
-   * burst of requests queueing on the pool cannot starve it (the same client on PGlite).
+   * A client for background work (webhook deliveries, purges) with connections of its own,
+   * so a burst of requests queueing on the pool cannot starve it, nor its waits on locks hold
+   * the pool's connections (the same client on PGlite).
    */
   background: PrismaClient;
   sql: Sql;
@@ -72,7 +73,7 @@ export const STATEMENT_TIMEOUT_MS = 5_000;
 export const QUERY_DEADLINE_MS = STATEMENT_TIMEOUT_MS + 500;
 /** The longest a request waits for a connection, new or from the pool. */
 const CONNECT_TIMEOUT_MS = 5_000;
-/** Connections of the background client (webhook deliveries), beside DATABASE_POOL_SIZE. */
+/** Connections of the background client (webhook deliveries, purges), beside DATABASE_POOL_SIZE. */
 const BACKGROUND_POOL_SIZE = 2;
 /** A replica's reads fall back to the primary: waiting long for one of its connections only adds latency. */
 const REPLICA_CONNECT_TIMEOUT_MS = 1_000;
