@@ -5,6 +5,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Config } from './config.js';
 import type { Database } from './db/connection.js';
 import { scheduleTombstonePurge } from './db/tombstones.js';
+import { scheduleIdempotencyPurge } from './http/idempotency.js';
+import { scheduleSessionPurge } from './web/sessions.js';
 import { createEventHub } from './events/hub.js';
 import { scheduleEventPurge } from './events/retention.js';
 import type { Logger } from './logger.js';
@@ -55,13 +57,15 @@ export async function startInstance(config: Config, log: Logger, db: Database, {
   // Imports give way to the requests this instance serves (http/foreground.ts).
   const foreground = createForeground();
   const imports = startImports({ db, log, schema, foreground });
-  // Background work on the background client's own connections: a purge's DELETE waiting on a
-  // lock (a migration, a long transaction) must not hold a connection the API queues for
-  // (with a pool of one, a request waited for a purge's statement timeout, then its own).
+  // Every purge, on the background client's own connections: a DELETE waiting on a lock (a
+  // migration, a long transaction) must not hold a connection the API queues for (with a pool
+  // of one, a request waited for a purge's statement timeout, then its own).
   const stopPurges = [
     scheduleTombstonePurge(db.background, config.tombstoneRetentionDays, log),
     scheduleEventPurge(db.background, config.eventRetentionDays, log),
     scheduleRequestLogPurge(db.background, log),
+    scheduleIdempotencyPurge(db.background, log),
+    scheduleSessionPurge(db.background, log),
   ];
   const requestLogs = createRequestLogWriter(db.sql, log);
   const app = createApp({

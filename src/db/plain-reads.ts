@@ -49,14 +49,18 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * of this schema does.
  */
 export function tablesOf(datamodel: RuntimeDataModel, relations?: PothosPrismaDatamodel): Map<string, Table> {
+  const tables = new Map<string, Table>(
+    Object.entries(datamodel.models).map(([model, { dbName, fields }]) => {
+      const scalars = fields
+        .filter((field) => field.kind === 'scalar' || field.kind === 'enum')
+        .map((field) => ({ name: field.name, column: field.dbName ?? field.name, type: field.type }));
+      return [model, { name: `"public".${quote(dbName ?? model)}`, columns: new Map(scalars.map((c) => [c.name, c])), scalars, relations: new Map() }];
+    }),
+  );
   const models = relations?.datamodel.models ?? {};
-  const columnOf = (model: string, field: string) => {
-    const found = datamodel.models[model]?.fields.find((candidate) => candidate.name === field);
-    return found?.dbName ?? found?.name;
-  };
   const keyOf = (model: string) => models[model]?.primaryKey?.fields ?? models[model]?.fields.filter((field) => field.isId).map((field) => field.name) ?? [];
-  const relationsOf = (model: string): Map<string, Relation> => {
-    const found = new Map<string, Relation>();
+  const columnOf = (model: string, field: string) => tables.get(model)?.columns.get(field)?.column;
+  for (const [model, table] of tables) {
     for (const field of models[model]?.fields ?? []) {
       if (field.kind !== 'object' || !field.relationName) continue;
       const own = field.relationFromFields ?? [];
@@ -68,18 +72,10 @@ export function tablesOf(datamodel: RuntimeDataModel, relations?: PothosPrismaDa
       if (pairs.some((pair) => !pair.fromColumn || !pair.toColumn)) continue;
       // target: the column of the included model's table; parent: the including row's.
       const join = pairs.map(({ fromColumn, toColumn }) => (own.length > 0 ? { target: toColumn!, parent: fromColumn! } : { target: fromColumn!, parent: toColumn! }));
-      found.set(field.name, { model: field.type, list: field.isList, join });
+      table.relations.set(field.name, { model: field.type, list: field.isList, join });
     }
-    return found;
-  };
-  return new Map(
-    Object.entries(datamodel.models).map(([model, { dbName, fields }]) => {
-      const scalars = fields
-        .filter((field) => field.kind === 'scalar' || field.kind === 'enum')
-        .map((field) => ({ name: field.name, column: field.dbName ?? field.name, type: field.type }));
-      return [model, { name: `"public".${quote(dbName ?? model)}`, columns: new Map(scalars.map((c) => [c.name, c])), scalars, relations: relationsOf(model) }];
-    }),
-  );
+  }
+  return tables;
 }
 
 /** Not a plain read: Prisma runs it. Thrown often (every list of invoices, with their lines): no stack to capture. */
@@ -224,8 +220,19 @@ class Level {
     return { fields, included };
   }
 
+  /** The relations `included` of the row `parent` (an alias), each a JSON sub-select, with their shapes in the same order. */
+  relations(parent: string, included: Array<[string, Relation, Record<string, unknown>]>): { sql: string[]; relations: Shape['relations'] } {
+    const sql: string[] = [];
+    const relations = included.map(([name, relation, args]) => {
+      const read = this.related(parent, relation, args);
+      sql.push(read.sql);
+      return { name, list: relation.list, shape: read.shape };
+    });
+    return { sql, relations };
+  }
+
   /** A relation of the row `parent` (an alias) as a JSON sub-select, and its shape. */
-  related(parent: string, relation: Relation, args: Record<string, unknown>): { sql: string; shape: Shape } {
+  private related(parent: string, relation: Relation, args: Record<string, unknown>): { sql: string; shape: Shape } {
     const table = this.tables.get(relation.model) ?? notPlain();
     for (const [key, value] of Object.entries(args)) if (value !== undefined && !(relation.list ? ARGUMENTS : RELATED_ARGUMENTS).has(key)) notPlain();
     const { fields, included } = Level.chosen(table, args.select, args.include);
@@ -233,10 +240,10 @@ class Level {
     // Unqualified, the columns of the relation's own conditions name its table (the innermost).
     const own = new Statement(table, this.values);
     const join = relation.join.map(({ target, parent: column }) => `${alias}.${quote(target)} = ${parent}.${quote(column)}`).join(' AND ');
-    const nested = included.map(([name, child, childArgs]) => ({ name, list: child.list, ...this.related(alias, child, childArgs) }));
-    const values = [...fields.map((field) => `${alias}.${quote(field.column)}${field.type === 'BigInt' ? '::text' : ''}`), ...nested.map((child) => child.sql)];
+    const nested = this.relations(alias, included);
+    const values = [...fields.map((field) => `${alias}.${quote(field.column)}${field.type === 'BigInt' ? '::text' : ''}`), ...nested.sql];
     if (values.length > MAX_VALUES) notPlain();
-    const shape: Shape = { fields, relations: nested.map(({ name, list, shape: childShape }) => ({ name, list, shape: childShape })) };
+    const shape: Shape = { fields, relations: nested.relations };
     if (!relation.list) return { sql: `(SELECT json_build_array(${values.join(', ')}) FROM ${table.name} AS ${alias} WHERE ${join})`, shape };
     const condition = own.where(args.where);
     const order = own.orderBy(args.orderBy);
@@ -285,11 +292,8 @@ export function plainFindMany(tables: Map<string, Table>, model: string, args: R
     const root = quote('r0');
     const level = new Level(tables, statement.values);
     const columns = fields.map((field) => (field.column === field.name ? quote(field.name) : `${quote(field.column)} AS ${quote(field.name)}`));
-    const relations = included.map(([name, relation, relationArgs]) => {
-      const { sql, shape } = level.related(root, relation, relationArgs);
-      columns.push(`${sql} AS ${quote(name)}`);
-      return { name, list: relation.list, shape };
-    });
+    const { sql, relations } = level.relations(root, included);
+    columns.push(...sql.map((read, i) => `${read} AS ${quote(relations[i]!.name)}`));
     if (sum && summed) {
       const of = new Statement(summed, statement.values);
       columns.push(`(SELECT COALESCE(SUM(${of.column(sum.field)}), 0) FROM ${summed.name} WHERE ${of.where(sum.where)}) AS ${quote(TOTAL_COLUMN)}`);

@@ -125,21 +125,23 @@ export function fingerprint(method: string, path: string, body: string): string 
   return createHash('sha256').update(`${method}\n${path}\n${body}`).digest('hex');
 }
 
-/**
- * `box` keeps stored answers encrypted: an answer may carry a secret shown once (a webhook
- * endpoint's signing secret), which must not lie in the database in the clear.
- */
-export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => Promise<SecretBox>) {
-  // Expired keys go in the background, never on a request's path.
+/** Purges expired keys now and every hour, in the background, never on a request's path; unref'd. Answers how to stop. */
+export function scheduleIdempotencyPurge(prisma: PrismaClient, log: Logger): () => void {
   const purge = () =>
     prisma.idempotencyKey
       .deleteMany({ where: { createdAt: { lt: new Date(Date.now() - TTL_MS) } } })
       .then(({ count }) => count > 0 && log.info('expired idempotency keys purged', { count }))
       .catch((error: Error) => log.warn('idempotency key purge failed', { error: error.message }));
   void purge();
-  // Unref'd: it never keeps a stopping process alive, so nothing needs to stop it.
-  setInterval(purge, PURGE_EVERY_MS).unref();
+  const timer = setInterval(purge, PURGE_EVERY_MS).unref();
+  return () => clearInterval(timer);
+}
 
+/**
+ * `box` keeps stored answers encrypted: an answer may carry a secret shown once (a webhook
+ * endpoint's signing secret), which must not lie in the database in the clear.
+ */
+export function createIdempotency(prisma: PrismaClient, log: Logger, box: () => Promise<SecretBox>) {
   const outcomes = keyOutcomes(prisma, log, box, ABANDONED_MS);
   // Keys whose first request runs on this instance.
   const running = new Set<string>();

@@ -11,7 +11,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
 import { escape, layout } from './html.js';
 import { localThrottles, type ThrottleFactory } from './login-throttle.js';
-import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, purgeSessions, readCookies, sameSecret, SESSION_COOKIE, startSession, token, type SessionUser } from './sessions.js';
+import { cookie, currentUser, endSession, LOGIN_CSRF_COOKIE, readCookies, sameSecret, SESSION_COOKIE, startSession, token, type SessionUser } from './sessions.js';
 import { GraphQLError } from 'graphql';
 import { Response } from '../http/fetch.js';
 import { readBody } from '../http/read-body.js';
@@ -164,7 +164,6 @@ async function keysPage(
 export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void, webhooks: WebhookServices, throttles: ThrottleFactory = localThrottles) {
   const perAccount = throttles('login per account', { max: 10 });
   const perAddress = throttles('login per address', { max: 50 });
-  purgeSessions(prisma, log);
 
   async function withUser(request: Request, then: (user: SessionUser) => Promise<Response>): Promise<Response> {
     const user = await currentUser(prisma, request);

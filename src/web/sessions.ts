@@ -71,9 +71,10 @@ export async function endSession(prisma: PrismaClient, sessionId: string): Promi
   await prisma.session.deleteMany({ where: { id: sessionId } });
 }
 
-/** Forgets ended sessions: at start and hourly, in the background. */
-export function purgeSessions(prisma: PrismaClient, log: { warn(msg: string, fields?: object): void }): void {
+/** Forgets ended sessions: at start and hourly, in the background; unref'd. Answers how to stop. */
+export function scheduleSessionPurge(prisma: PrismaClient, log: { warn(msg: string, fields?: object): void }): () => void {
   const purge = () => prisma.session.deleteMany({ where: { expiresAt: { lt: new Date() } } }).catch((error: Error) => log.warn('session purge failed', { error: error.message }));
   void purge();
-  setInterval(purge, 3_600_000).unref();
+  const timer = setInterval(purge, 3_600_000).unref();
+  return () => clearInterval(timer);
 }
