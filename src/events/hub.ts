@@ -1,7 +1,9 @@
 // Committed events, as each instance hears of them: one LISTEN on the channel the event
-// trigger NOTIFYs (on commit, from whichever instance or process made the change), shared
-// by this instance's webhook delivery loop (told of every event) and its open subscriptions
-// (streams.ts: each event loaded once, then handed to the streams that may read it).
+// trigger NOTIFYs when a write queued a webhook delivery (on commit, from whichever instance
+// or process made the change; the payload is the organization's id), shared by this
+// instance's webhook delivery loop and its open subscriptions (streams.ts: they follow their
+// organizations' events by seq, also without a NOTIFY, each event loaded once, then handed to
+// the streams that may read it).
 import type { Database } from '../db/connection.js';
 import type { Subscription } from '../db/notifications.js';
 import type { Logger } from '../logger.js';
@@ -12,7 +14,7 @@ export type { EventNotice } from './streams.js';
 export const EVENTS_CHANNEL = 'crm_events';
 
 export interface EventHub {
-  /** Calls `listener` for every committed event; answers how to stop. */
+  /** Calls `listener` for every NOTIFY of committed events; answers how to stop. */
   subscribe(listener: (notice: EventNotice) => void): () => void;
   /** The open subscriptions (GraphQL `subscription { events }`); tell the authenticator's key changes to it. */
   streams: Streams;
@@ -56,10 +58,11 @@ export function createEventHub(db: Pick<Database, 'listen' | 'background'>, log:
   const subscription = db
     .listen(EVENTS_CHANNEL, {
       notify(payload) {
-        const [organizationId, eventId] = payload.split(' ');
-        if (!organizationId || !eventId) return;
-        for (const listener of listeners) listener({ organizationId, eventId });
-        streams.heard({ organizationId, eventId });
+        // (Before the notify_with_deliveries migration: "<organization id> <event id>".)
+        const [organizationId] = payload.split(' ');
+        if (!organizationId) return;
+        for (const listener of listeners) listener({ organizationId });
+        streams.heard({ organizationId });
       },
       lost() {
         live = false;

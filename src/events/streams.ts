@@ -1,8 +1,11 @@
 // This instance's open subscriptions: opened within their limits, fed, and ended.
 //
-// - Fan-out: a committed event is loaded once per instance (one statement for every event
-//   heard meanwhile), and only if a stream of its organization is open; each stream then
-//   takes it or not by its key's scopes and its types, in memory.
+// - Fan-out: an organization with open streams is followed by seq (handed out in commit
+//   order, so passing seq N means every earlier event was seen): its new events are read
+//   once per instance (one statement for every organization due), after a NOTIFY of it (a
+//   write that queued a webhook delivery) and every `pollMs` while a stream is open (writes
+//   send no NOTIFY otherwise: see the notify_with_deliveries migration); each stream then
+//   takes an event or not by its key's scopes and its types, in memory.
 // - Limits: open streams per API key (across instances, see key-slots.ts) and per instance,
 //   one more is a 429; and what may wait for a slow reader (stream.ts), past which it ends.
 // - Ends: a key revoked, deleted or expired ends its streams within a second on every
@@ -27,10 +30,12 @@ export interface StreamLimits {
   /** Events that may wait for one reader, and their bytes (as JSON), before it is ended. */
   backlogEvents: number;
   backlogBytes: number;
+  /** How often (ms) the organizations with open streams are read for new events. */
+  pollMs: number;
 }
 
 /** The documented limits (docs/API.md, Subscriptions). */
-export const STREAM_LIMITS: StreamLimits = { perKey: 20, perInstance: 1000, backlogEvents: 100, backlogBytes: 128 * 1024 };
+export const STREAM_LIMITS: StreamLimits = { perKey: 20, perInstance: 1000, backlogEvents: 100, backlogBytes: 128 * 1024, pollMs: 100 };
 
 /** How long an open waits for this instance's LISTEN (just started, or reconnecting). */
 const READY_WAIT_MS = 2000;
@@ -38,15 +43,13 @@ const READY_WAIT_MS = 2000;
 const SLOT_TIMEOUT_MS = 2000;
 /** Events loaded by one statement at most. */
 const LOAD_BATCH = 500;
-/** Events heard and not loaded yet (the database is slow to answer): past this, the streams end. */
-const MAX_PENDING = 10_000;
 /** A key change heard this recently is checked again for a stream that opens (it may have raced it). */
 const CHANGE_RACE_MS = 10_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** A NOTIFY on the events channel: the organization has new events (and webhook deliveries). */
 export interface EventNotice {
   organizationId: string;
-  eventId: string;
 }
 
 export interface OpenOptions {
@@ -141,7 +144,11 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
     open--;
     const organization = byOrganization.get(entry.organizationId);
     organization?.delete(entry);
-    if (organization?.size === 0) byOrganization.delete(entry.organizationId);
+    if (organization?.size === 0) {
+      byOrganization.delete(entry.organizationId);
+      positions.delete(entry.organizationId);
+      if (byOrganization.size === 0) clearInterval(poller);
+    }
     const key = byKey.get(entry.keyId);
     key?.streams.delete(entry);
     if (key?.streams.size === 0) {
@@ -202,36 +209,74 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
     }
   }
 
-  // Fan-out: the events heard and not yet loaded, loaded in commit order by one loop.
-  const pending: EventNotice[] = [];
+  // Fan-out: per organization with open streams, the seq of the last event handed to them;
+  // the organizations due for a read (a NOTIFY, the timer), read by one loop.
+  const positions = new Map<string, bigint>();
+  const due = new Set<string>();
   let loading = false;
+  let poller: NodeJS.Timeout | undefined;
 
   async function drain() {
     if (loading) return;
     loading = true;
     try {
-      while (pending.length > 0) {
-        const batch = pending.splice(0, LOAD_BATCH);
-        let rows: EventRow[];
+      while (due.size > 0) {
+        const organizations = [...due].filter((id) => positions.has(id));
+        due.clear();
+        if (organizations.length === 0) break;
+        let rows: Array<EventRow & { organizationId: string }>;
         try {
-          rows = (await db.event.findMany({ where: { OR: batch.map(({ organizationId, eventId }) => ({ organizationId, id: eventId })) } })) as unknown as EventRow[];
+          rows = (await db.event.findMany({
+            where: { OR: organizations.map((organizationId) => ({ organizationId, seq: { gt: positions.get(organizationId)! } })) },
+            orderBy: [{ organizationId: 'asc' }, { seq: 'asc' }],
+            take: LOAD_BATCH,
+          })) as unknown as Array<EventRow & { organizationId: string }>;
         } catch (error) {
           // Their streams would miss these events: they end, saying where to catch up from.
           log.warn('could not load committed events; their subscriptions end', { error: (error as Error).message });
-          for (const organizationId of new Set(batch.map((notice) => notice.organizationId))) {
+          for (const organizationId of organizations) {
             for (const entry of [...(byOrganization.get(organizationId) ?? [])]) entry.stream.end(END_REASONS.interrupted);
           }
           continue;
         }
-        const loaded = new Map(rows.map((row) => [row.id, row]));
-        for (const notice of batch) {
-          const row = loaded.get(notice.eventId);
-          if (row) deliver(notice.organizationId, row);
+        for (const row of rows) {
+          const position = positions.get(row.organizationId);
+          // Its streams all ended while the statement ran (or a new one started it again).
+          if (position === undefined || row.seq <= position) continue;
+          positions.set(row.organizationId, row.seq);
+          deliver(row.organizationId, row);
         }
+        // A full batch may have left some of them behind: they are read again.
+        if (rows.length === LOAD_BATCH) for (const id of organizations) due.add(id);
       }
     } finally {
       loading = false;
     }
+  }
+
+  /** Reads every followed organization's new events now. */
+  function poll() {
+    for (const id of positions.keys()) due.add(id);
+    void drain();
+  }
+
+  /** Starts following an organization at its latest event, unless it is followed already. */
+  const starting = new Map<string, Promise<void>>();
+  async function follow(organizationId: string) {
+    if (positions.has(organizationId)) return;
+    let start = starting.get(organizationId);
+    if (!start) {
+      start = db.event
+        .findFirst({ where: { organizationId }, orderBy: { seq: 'desc' }, select: { seq: true } })
+        .then((latest) => {
+          if (!byOrganization.has(organizationId) || positions.has(organizationId)) return;
+          positions.set(organizationId, latest?.seq ?? 0n);
+          if (positions.size === 1) poller = setInterval(poll, limits.pollMs).unref();
+        })
+        .finally(() => starting.delete(organizationId));
+      starting.set(organizationId, start);
+    }
+    await start;
   }
 
   function deliver(organizationId: string, row: EventRow) {
@@ -280,6 +325,13 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
       let organization = byOrganization.get(auth.organizationId);
       if (!organization) byOrganization.set(auth.organizationId, (organization = new Set()));
       organization.add(entry);
+      try {
+        await follow(auth.organizationId);
+      } catch (error) {
+        entry.stream.end(undefined, { drop: true });
+        log.warn('could not read the latest event of an organization', { error: (error as Error).message });
+        throw notListening();
+      }
       const known = byKey.get(auth.keyId);
       const key = known ?? { organizationId: auth.organizationId, streams: new Set(), expiresAt: auth.expiresAt };
       byKey.set(auth.keyId, key);
@@ -308,18 +360,12 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
       if (byKey.size > 0) recheck([...byKey.keys()]);
     },
     heard(notice: EventNotice) {
-      if (!byOrganization.has(notice.organizationId)) return;
-      if (pending.length >= MAX_PENDING) {
-        log.warn('committed events are heard faster than they can be loaded; open subscriptions end', { pending: pending.length });
-        pending.length = 0;
-        for (const entry of all()) entry.stream.end(END_REASONS.interrupted);
-        return;
-      }
-      pending.push(notice);
+      if (!positions.has(notice.organizationId)) return;
+      due.add(notice.organizationId);
       void drain();
     },
     interrupted() {
-      pending.length = 0;
+      due.clear();
       for (const entry of all()) entry.stream.end(END_REASONS.interrupted);
       slots.reset();
     },

@@ -17,7 +17,11 @@ describe.each(DB_KINDS)('subscription limits on %s', (kind) => {
   const open = (key: string, types?: string[]) => subscribe(BASE, key, { fetcher: app.fetch, types });
 
   beforeAll(async () => {
-    app = await inProcess(kind, { perInstance: 30 });
+    // Reads of events are set off by writes alone, so their statements can be counted: the
+    // timer is off, and the organization has a webhook endpoint, so each write NOTIFYs (a
+    // write that queues no delivery sends none; subscriptions.test.ts has the timer's reads).
+    app = await inProcess(kind, { perInstance: 30, pollMs: 3_600_000 });
+    await app.db.prisma.webhookEndpoint.create({ data: { organizationId: app.organizationId, url: 'http://127.0.0.1:9/unused', eventTypes: [], secret: 'unused' } });
   });
   afterAll(async () => {
     await app?.stop();
