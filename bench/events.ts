@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { formatActivity, sampleActivity } from './activity.js';
 import { Webhook } from 'standardwebhooks';
 import type { BenchData } from './seed.js';
 import { CREATE_BODY, type Row, type Server } from './types.js';
@@ -178,34 +179,6 @@ async function drain(db: pg.Client, endpointId: string, limitMs: number): Promis
     await sleep(100);
   }
   return NaN;
-}
-
-/** Samples the service's sessions on the database (pg_stat_activity) every 250 ms until stopped; answers the mean count by state and wait. */
-function sampleActivity(databaseUrl: string): { stop(): Promise<string> } {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  const totals = new Map<string, number>();
-  let samples = 0;
-  let stopped = false;
-  const loop = (async () => {
-    await db.connect();
-    while (!stopped) {
-      const { rows } = await db.query<{ what: string; n: number }>(
-        `SELECT coalesce(state, '?') || CASE WHEN wait_event_type IN ('Lock', 'LWLock', 'IO') THEN ' waiting ' || wait_event_type || ':' || wait_event ELSE '' END AS what, count(*)::int AS n
-         FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' GROUP BY 1`,
-      );
-      samples++;
-      for (const r of rows) totals.set(r.what, (totals.get(r.what) ?? 0) + r.n);
-      await sleep(250);
-    }
-    await db.end();
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return [...totals].sort((a, b) => b[1] - a[1]).map(([what, n]) => `${what} ${(n / samples).toFixed(1)}`).join(', ');
-    },
-  };
 }
 
 /** Exactly-once check of the receiver's requests whose webhook-id is one of `eventIds`. */
@@ -454,7 +427,7 @@ export async function webhookBench(bench: Bench, service: Server, data: BenchDat
           if (name === cases[0]) await db.query('ALTER TABLE customers ENABLE TRIGGER customers_event');
         }
         const seconds = (performance.now() - begun) / 1000;
-        activity.set(scenario, await sampler.stop());
+        activity.set(scenario, formatActivity(await sampler.stop()));
         rows.push(row);
         byCase.get(name)!.push(row);
         const events = (await countEvents()) - eventsBefore;

@@ -7,6 +7,7 @@
 // round trips, also with a pause before the COMMIT (a busy event loop, a database farther
 // away): a lock the INSERT takes is held until the COMMIT has arrived and run.
 import pg from 'pg';
+import { cpuBusy, formatActivity, sampleActivity, type Activity } from './activity.js';
 import { CUSTOMER_INSERT, uuid7 } from './types.js';
 
 export interface RawInserts {
@@ -18,6 +19,10 @@ export interface RawInserts {
   perSecond: number;
   p50: number;
   p99: number;
+  /** The machine's CPUs busy during the row (0..1): PostgreSQL, the bench and anything else. */
+  cpuBusy: number;
+  /** The mean number of sessions in each state / wait during the row (pg_stat_activity every 100 ms). */
+  sessions: Activity;
 }
 
 /** `connections` clients inserting into the organizations for `seconds`, each waiting for its last. */
@@ -31,7 +36,11 @@ export async function rawInserts(databaseUrl: string, organizationIds: string[],
     }),
   );
   const latencies: number[] = [];
+  const sampler = sampleActivity(databaseUrl, 100);
+  const cpu = cpuBusy();
   const until = performance.now() + seconds * 1000;
+  let sessions: Activity = [];
+  let busy = 0;
   try {
     await Promise.all(
       clients.map(async (client, i) => {
@@ -47,17 +56,47 @@ export async function rawInserts(databaseUrl: string, organizationIds: string[],
       }),
     );
   } finally {
+    busy = cpu.stop();
+    sessions = await sampler.stop();
     await Promise.all(clients.map((client) => client.end()));
   }
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 10) / 10;
-  return { connections, organizations: organizationIds.length, pauseMs, perSecond: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99) };
+  return { connections, organizations: organizationIds.length, pauseMs, perSecond: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99), cpuBusy: busy, sessions };
 }
 
 export function rawInsertsTable(rows: RawInserts[]): string[] {
   return [
-    '| raw INSERT through every trigger, from the bench (no HTTP) | organizations | creates/s | p50 ms | p99 ms |',
-    '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.connections} connection${r.connections === 1 ? '' : 's'}${r.pauseMs === undefined ? '' : `, BEGIN, INSERT,${r.pauseMs ? ` ${r.pauseMs} ms,` : ''} COMMIT`} | ${r.organizations} | ${r.perSecond} | ${r.p50} | ${r.p99} |`),
+    '| raw INSERT through every trigger, from the bench (no HTTP) | organizations | creates/s | p50 ms | p99 ms | CPUs busy | sessions: mean number by state / wait (pg_stat_activity every 100 ms) |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.connections} connection${r.connections === 1 ? '' : 's'}${r.pauseMs === undefined ? '' : `, BEGIN, INSERT,${r.pauseMs ? ` ${r.pauseMs} ms,` : ''} COMMIT`} | ${r.organizations} | ${r.perSecond} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuBusy * 100)}% | ${formatActivity(r.sessions)} |`,
+    ),
   ];
+}
+
+/**
+ * Why the database alone does not reach `goal` creates/s into one organization, from its rows
+ * (one connection, and CONNECTIONS with and without a pause inside the transaction).
+ */
+export function rawInsertsEvidence(rows: RawInserts[], goal: number): string {
+  const many = Math.max(...rows.map((r) => r.connections));
+  const row = (connections: number, pauseMs?: number) => rows.find((r) => r.connections === connections && r.pauseMs === pauseMs && r.organizations === 1);
+  const alone = row(many);
+  const single = row(1);
+  const paused = rows.find((r) => r.connections === many && (r.pauseMs ?? 0) > 0 && r.organizations === 1);
+  if (!alone || !single) return '';
+  const waiting = (r: RawInserts, kind: RegExp) => r.sessions.filter(([what]) => kind.test(what)).reduce((sum, [, n]) => sum + n, 0);
+  const locked = waiting(alone, /waiting Lock:/);
+  const wal = waiting(alone, /waiting (IO:WAL|LWLock:WAL)/);
+  return [
+    `Raw create into one organization, goal ${goal}/s: ${alone.perSecond >= goal ? 'met' : 'missed'} by the database alone (no HTTP): ${single.perSecond}/s on 1 connection, ${alone.perSecond}/s on ${many}`,
+    ` (${(1000 / alone.perSecond).toFixed(2)} ms a create), the machine's CPUs ${Math.round(alone.cpuBusy * 100)}% busy, and of the ${many} sessions on average ${locked.toFixed(1)} waiting for a lock`,
+    ` (the organization's: Lock:advisory, or its counters row) and ${wal.toFixed(1)} for the WAL's flush.`,
+    paused
+      ? ` With ${paused.pauseMs} ms more inside each transaction, ${many} connections make ${paused.perSecond}/s (${(1000 / paused.perSecond).toFixed(2)} ms a create): the rate follows the time one transaction holds the organization from its insert to its commit, not the CPUs.`
+      : '',
+    ' An organization\'s writers take turns there because its change numbers (the sync order) and its events\' seq are handed out in commit order, dense; past it, numbers would be given after the commit (one sequencer per organization, readers passing only what no running transaction can precede).',
+  ].join('');
 }

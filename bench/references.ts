@@ -69,6 +69,9 @@ export function pairedTable(pairs: Array<[Row, Row]>): string[] {
   ];
 }
 
+/** Issue #31's goal for a raw create through every trigger into one organization, per second. */
+export const RAW_CREATE_GOAL = 1000;
+
 /** Issue #31's goals, each as measured in this run. */
 export function limitsTargets(rows: Row[], list: string, nested: string, create: string, pairs: Array<[Row, Row]> = []): string[] {
   const find = (scenario: string, system: string) => rows.find((r) => r.scenario === scenario && r.system === system);
@@ -83,7 +86,7 @@ export function limitsTargets(rows: Row[], list: string, nested: string, create:
     [`${list}: service p99 vs the 2-statement reference's p99`, ratio(service, two, (r) => r.p99), (v) => v <= 2, '<= 2.00'],
     [`${list}, every page computed (${COMPUTED}): req/s vs the 2-statement reference, median of ${pairs.length} back-to-back pairs`, paired?.rps ?? NaN, (v) => v >= 0.5, '>= 0.50'],
     [`${list}, every page computed: p99 vs the 2-statement reference's p99, median of the pairs`, paired?.p99 ?? NaN, (v) => v <= 2, '<= 2.00'],
-    [`Raw create through every trigger (event row included), best reference, req/s`, rawCreate?.rps ?? NaN, (v) => v >= 1000, '>= 1000'],
+    [`Raw create through every trigger (event row included), best reference, req/s`, rawCreate?.rps ?? NaN, (v) => v >= RAW_CREATE_GOAL, `>= ${RAW_CREATE_GOAL}`],
     [`${create}: service req/s vs that raw create`, ratio(createService, rawCreate), (v) => v >= 0.5, '>= 0.50'],
   ];
   const best = (scenario: string) => {

@@ -31,8 +31,8 @@ import { startReceiver, webhookBench } from './events.js';
 import { cpuShares, heapShares, profileIn, shareTable } from './profile.js';
 import { cpuCost, cpuTable } from './cpu.js';
 import { fanOut, fanOutTable } from './fanout.js';
-import { rawInserts, rawInsertsTable } from './raw-inserts.js';
-import { againstBest, COMPUTED, CREATE_WITHOUT_EVENT, limitsTargets, ONE_STATEMENT_SERVERS, pairedTable, PAIRED_ROUNDS, TWO_STATEMENTS } from './references.js';
+import { rawInserts, rawInsertsEvidence, rawInsertsTable, type RawInserts } from './raw-inserts.js';
+import { againstBest, COMPUTED, CREATE_WITHOUT_EVENT, limitsTargets, RAW_CREATE_GOAL, ONE_STATEMENT_SERVERS, pairedTable, PAIRED_ROUNDS, TWO_STATEMENTS } from './references.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -324,7 +324,8 @@ async function embeddedOnly() {
 /**
  * `bench raw`: the database alone (bench/raw-inserts.ts), creates into one organization and
  * spread over 8, each as one INSERT and as BEGIN, INSERT, COMMIT: whether organizations'
- * writers queue only on their own organization's counters.
+ * writers queue only on their own organization's counters; then 8 organizations with a NOTIFY
+ * in every write and without, back to back (what a NOTIFY costs writers of other organizations).
  */
 async function raw() {
   const { data } = await seeded('crm_raw', Number(values.customers ?? 2000), 1);
@@ -340,8 +341,23 @@ async function raw() {
     for (const connections of [1, 8, 32]) rows.push(await rawInserts(data.databaseUrl, [data.organizationId], connections, DURATION, pauseMs));
     for (const connections of [8, 32]) rows.push(await rawInserts(data.databaseUrl, eight, connections, DURATION, pauseMs));
   }
+  // A NOTIFY in every write (as every write sent before the notify_with_deliveries migration;
+  // a write that queues a webhook delivery still does) against none, in alternation.
+  const notifying: Array<[RawInserts, RawInserts]> = [];
+  for (let round = 0; round < 3; round++) {
+    const withNotify = await withNotifyOnEveryInsert(data.databaseUrl, () => rawInserts(data.databaseUrl, eight, 32, DURATION));
+    notifying.push([withNotify, await rawInserts(data.databaseUrl, eight, 32, DURATION)]);
+  }
   saveLatest('raw', [
     ...rawInsertsTable(rows),
+    '',
+    rawInsertsEvidence(rows, RAW_CREATE_GOAL),
+    '',
+    '| 8 organizations, 32 connections, back to back | every write NOTIFYs, creates/s | CPUs busy | no NOTIFY (no webhook endpoint), creates/s | CPUs busy | ratio |',
+    '|---|---|---|---|---|---|',
+    ...notifying.map(([a, b], i) => `| round ${i + 1} | ${a.perSecond} | ${Math.round(a.cpuBusy * 100)}% | ${b.perSecond} | ${Math.round(b.cpuBusy * 100)}% | ${(b.perSecond / a.perSecond).toFixed(2)} |`),
+    '',
+    'PostgreSQL serializes the commits of every transaction that sent a NOTIFY (one lock for the whole server, held through the commit\'s WAL flush): a write sends one only when it queued a webhook delivery.',
     '',
     `${DURATION} s per row; connection i writes to organization i mod n. Node ${process.version}; 1-minute load average ${loadavg()[0]!.toFixed(1)} after the rows (${cpus().length} CPUs, shared by PostgreSQL and the bench).`,
   ]);
@@ -952,6 +968,8 @@ async function limits() {
     '',
     ...rawInsertsTable(raw),
     '',
+    rawInsertsEvidence(raw, RAW_CREATE_GOAL),
+    '',
     `${CUSTOMERS} customers in the measured organization (seeded in ${seedSeconds} s); one API key for every request; ${CONNECTIONS} connections; ${WARMUP} s warm-up, ${DURATION} s measured per row; ` +
       `the service from source (node ${SERVICE_NODE_FLAGS.join(' ')} --import tsx src/main.ts, NODE_ENV=production), one process, RATE_LIMIT_MAX=1000000000; each reference one process with a pool of 10 connections, as the service's default. ` +
       `Node ${process.version}; 1-minute load average ${loadBefore} before the rows and ${loadavg()[0]!.toFixed(1)} after (${cpus().length} CPUs, shared with the load generator, PostgreSQL and any other work on the machine).`,
@@ -959,6 +977,24 @@ async function limits() {
     `"${CREATE_WITHOUT_EVENT}": the one-statement INSERT with \`ALTER TABLE customers DISABLE TRIGGER customers_event\` for its row only: the change sequence and the count triggers still run, the event trigger (the event row, webhook deliveries, NOTIFY) does not; the service's create is read against the references that write the event, as it does.`,
     `"${COMPUTED}": the service with its answers from memory off, so every list page is computed (the service's other rows keep the default, ${'`'}RESPONSE_CACHE_MB=32${'`'}: a page read again while nothing in the organization changed is answered from memory after one read of the organization's change number).`,
   ], limitsTargets(rows, list, NESTED, 'REST create', pairs));
+}
+
+/** `run` with a NOTIFY sent by every INSERT statement into customers, removed again whatever happens. */
+async function withNotifyOnEveryInsert<T>(databaseUrl: string, run: () => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE OR REPLACE FUNCTION bench_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_notify('crm_events', (SELECT organization_id::text FROM new_rows LIMIT 1)); RETURN NULL; END $$`);
+    await client.query('CREATE TRIGGER bench_notify AFTER INSERT ON customers REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bench_notify()');
+    try {
+      return await run();
+    } finally {
+      await client.query('DROP TRIGGER bench_notify ON customers');
+    }
+  } finally {
+    await client.end();
+  }
 }
 
 /** `run` with the customers' event trigger disabled, enabled again whatever happens. */

@@ -144,11 +144,8 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
     open--;
     const organization = byOrganization.get(entry.organizationId);
     organization?.delete(entry);
-    if (organization?.size === 0) {
-      byOrganization.delete(entry.organizationId);
-      positions.delete(entry.organizationId);
-      if (byOrganization.size === 0) clearInterval(poller);
-    }
+    if (organization?.size === 0) byOrganization.delete(entry.organizationId);
+    unfollowIfUnwatched(entry.organizationId);
     const key = byKey.get(entry.keyId);
     key?.streams.delete(entry);
     if (key?.streams.size === 0) {
@@ -260,23 +257,38 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
     void drain();
   }
 
-  /** Starts following an organization at its latest event, unless it is followed already. */
+  /**
+   * Follows an organization from its latest event, unless it is followed already. The caller
+   * registers its stream right after, with no wait between: a followed organization always
+   * has a stream (the last one to end stops following it).
+   */
   const starting = new Map<string, Promise<void>>();
   async function follow(organizationId: string) {
-    if (positions.has(organizationId)) return;
-    let start = starting.get(organizationId);
-    if (!start) {
-      start = db.event
-        .findFirst({ where: { organizationId }, orderBy: { seq: 'desc' }, select: { seq: true } })
-        .then((latest) => {
-          if (!byOrganization.has(organizationId) || positions.has(organizationId)) return;
-          positions.set(organizationId, latest?.seq ?? 0n);
-          if (positions.size === 1) poller = setInterval(poll, limits.pollMs).unref();
-        })
-        .finally(() => starting.delete(organizationId));
-      starting.set(organizationId, start);
+    while (!positions.has(organizationId)) {
+      let start = starting.get(organizationId);
+      if (!start) {
+        start = db.event
+          .findFirst({ where: { organizationId }, orderBy: { seq: 'desc' }, select: { seq: true } })
+          .then((latest) => {
+            if (positions.has(organizationId)) return;
+            positions.set(organizationId, latest?.seq ?? 0n);
+            poller ??= setInterval(poll, limits.pollMs).unref();
+          })
+          .finally(() => starting.delete(organizationId));
+        starting.set(organizationId, start);
+      }
+      await start;
     }
-    await start;
+  }
+
+  /** Stops following an organization none of whose streams is open. */
+  function unfollowIfUnwatched(organizationId: string) {
+    if (byOrganization.has(organizationId)) return;
+    positions.delete(organizationId);
+    if (positions.size === 0) {
+      clearInterval(poller);
+      poller = undefined;
+    }
   }
 
   function deliver(organizationId: string, row: EventRow) {
@@ -306,9 +318,19 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
         log.warn('could not count the subscriptions of a key', { error: (error as Error).message });
         throw notListening();
       }
+      try {
+        if (slot) await follow(auth.organizationId);
+      } catch (error) {
+        open--;
+        slots.release(slot!);
+        log.warn('could not read the latest event of an organization', { error: (error as Error).message });
+        throw notListening();
+      }
+      // From here to the stream's registration nothing waits (see follow).
       if (!slot || closing || !listening.live()) {
         open--;
         if (slot) slots.release(slot);
+        unfollowIfUnwatched(auth.organizationId);
         if (closing) throw apiError('UNAVAILABLE', 'The server is shutting down; retry.', { headers: { 'Retry-After': '1' } });
         if (!listening.live()) throw notListening();
         throw apiError('RATE_LIMITED', `This API key already has ${limits.perKey} open subscriptions, the most a key may have at once; close one first.`);
@@ -325,13 +347,6 @@ export function createStreams({ db, log, listening, limits }: { db: Pick<Databas
       let organization = byOrganization.get(auth.organizationId);
       if (!organization) byOrganization.set(auth.organizationId, (organization = new Set()));
       organization.add(entry);
-      try {
-        await follow(auth.organizationId);
-      } catch (error) {
-        entry.stream.end(undefined, { drop: true });
-        log.warn('could not read the latest event of an organization', { error: (error as Error).message });
-        throw notListening();
-      }
       const known = byKey.get(auth.keyId);
       const key = known ?? { organizationId: auth.organizationId, streams: new Set(), expiresAt: auth.expiresAt };
       byKey.set(auth.keyId, key);
