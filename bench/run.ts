@@ -979,39 +979,38 @@ async function limits() {
   ], limitsTargets(rows, list, NESTED, 'REST create', pairs));
 }
 
-/** `run` with a NOTIFY sent by every INSERT statement into customers, removed again whatever happens. */
-async function withNotifyOnEveryInsert<T>(databaseUrl: string, run: () => Promise<T>): Promise<T> {
+/** `run` between `change` and `undo` (statements on the bench database), undone whatever happens. */
+async function withChange<T>(databaseUrl: string, change: string[], undo: string, run: () => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query(`CREATE OR REPLACE FUNCTION bench_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_notify('crm_events', (SELECT organization_id::text FROM new_rows LIMIT 1)); RETURN NULL; END $$`);
-    await client.query('CREATE TRIGGER bench_notify AFTER INSERT ON customers REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bench_notify()');
+    for (const statement of change) await client.query(statement);
     try {
       return await run();
     } finally {
-      await client.query('DROP TRIGGER bench_notify ON customers');
+      await client.query(undo);
     }
   } finally {
     await client.end();
   }
 }
 
-/** `run` with the customers' event trigger disabled, enabled again whatever happens. */
-async function withoutEventTrigger<T>(databaseUrl: string, run: () => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query('ALTER TABLE customers DISABLE TRIGGER customers_event');
-    try {
-      return await run();
-    } finally {
-      await client.query('ALTER TABLE customers ENABLE TRIGGER customers_event');
-    }
-  } finally {
-    await client.end();
-  }
-}
+/** `run` with a NOTIFY sent by every INSERT statement into customers. */
+const withNotifyOnEveryInsert = <T>(databaseUrl: string, run: () => Promise<T>) =>
+  withChange(
+    databaseUrl,
+    [
+      `CREATE OR REPLACE FUNCTION bench_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_notify('crm_events', (SELECT organization_id::text FROM new_rows LIMIT 1)); RETURN NULL; END $$`,
+      'CREATE TRIGGER bench_notify AFTER INSERT ON customers REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bench_notify()',
+    ],
+    'DROP TRIGGER bench_notify ON customers',
+    run,
+  );
+
+/** `run` with the customers' event trigger disabled. */
+const withoutEventTrigger = <T>(databaseUrl: string, run: () => Promise<T>) =>
+  withChange(databaseUrl, ['ALTER TABLE customers DISABLE TRIGGER customers_event'], 'ALTER TABLE customers ENABLE TRIGGER customers_event', run);
 
 /**
  * The service on Citus (a coordinator and two workers it starts and removes) beside plain

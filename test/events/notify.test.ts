@@ -26,6 +26,12 @@ describe.each(DB_KINDS)('event notifications on %s', (kind) => {
     return before;
   }
 
+  /** An import made and completed, as the import worker ends one: an import.completed event. */
+  async function completeImport() {
+    const made = await db.prisma.import.create({ data: { organizationId, resource: 'customers', mode: 'create', csv: 'name\nA', total: 1 } });
+    await db.prisma.import.update({ where: { organizationId_id: { organizationId, id: made.id } }, data: { status: 'completed', created: 1 } });
+  }
+
   beforeAll(async () => {
     test = await migratedDatabase(kind);
     db = await openDatabase({ databaseUrl: test.env.DATABASE_URL, dataDir: test.env.DATA_DIR ?? '' });
@@ -39,7 +45,7 @@ describe.each(DB_KINDS)('event notifications on %s', (kind) => {
     await test?.drop();
   });
 
-  it('a write that queues no webhook delivery sends none; one that does sends the organization id once', async () => {
+  it('a write that queues no webhook delivery sends none; one that does (statement, row and import triggers) sends the organization id once', async () => {
     await db.prisma.customer.create({ data: { organizationId, name: 'Nobody listens' } });
     await db.prisma.customer.createMany({ data: [{ organizationId, name: 'A' }, { organizationId, name: 'B' }] });
     expect(await heardSoFar()).toEqual([]);
@@ -49,6 +55,9 @@ describe.each(DB_KINDS)('event notifications on %s', (kind) => {
     const customer = await db.prisma.customer.create({ data: { organizationId, name: 'Still nobody' } });
     expect(await heardSoFar()).toEqual([]);
 
+    await completeImport();
+    expect(await heardSoFar()).toEqual([]);
+
     await db.prisma.job.createMany({ data: [1, 2, 3].map((n) => ({ organizationId, customerId: customer.id, title: `Job ${n}` })) });
     expect(await heardSoFar()).toEqual([organizationId]);
     expect(await db.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(3);
@@ -56,6 +65,9 @@ describe.each(DB_KINDS)('event notifications on %s', (kind) => {
     // The row trigger (an invoice's event carries its lines) too.
     await db.prisma.webhookEndpoint.update({ where: { organizationId_id: { organizationId, id: endpoint.id } }, data: { eventTypes: [] } });
     await db.prisma.invoice.create({ data: { organizationId, customerId: customer.id, number: 'INV-000001', currency: 'USD', totalAmount: 0 } });
+    expect(await heardSoFar()).toEqual([organizationId]);
+    // And an import's event (import.completed).
+    await completeImport();
     expect(await heardSoFar()).toEqual([organizationId]);
   });
 });

@@ -15,6 +15,23 @@
 -- The payload is the organization's id, once per statement (PostgreSQL folds repeated
 -- payloads of a transaction into one).
 
+-- Queues a delivery of an event to every enabled endpoint of its organization that wants it,
+-- and NOTIFYs the delivery loops when there is one.
+CREATE FUNCTION queue_event_deliveries(org uuid, event text, seq bigint, kind text, record_key uuid) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  queued bigint;
+BEGIN
+  INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, record_id)
+  SELECT gen_random_uuid(), org, e.id, event, seq, record_key
+  FROM webhook_endpoints e
+  WHERE e.organization_id = org AND e.enabled
+    AND (cardinality(e.event_types) = 0 OR kind = ANY (e.event_types));
+  GET DIAGNOSTICS queued = ROW_COUNT;
+  IF queued > 0 THEN
+    PERFORM pg_notify('crm_events', org::text);
+  END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION record_event() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   resource text := TG_ARGV[0];
@@ -25,7 +42,6 @@ DECLARE
   lines jsonb;
   event_id text := 'evt_' || replace(gen_random_uuid()::text, '-', '');
   event_type text;
-  queued bigint;
 BEGIN
   IF TG_OP = 'INSERT' THEN
     kind := 'created';
@@ -55,15 +71,7 @@ BEGIN
   INSERT INTO events (organization_id, id, seq, type, resource, record_id, object, previous, request_id)
   VALUES (NEW.organization_id, event_id, NEW.change_seq, event_type, resource, NEW.id, object, previous,
           nullif(current_setting('crm.request_id', true), ''));
-  INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, record_id)
-  SELECT gen_random_uuid(), NEW.organization_id, e.id, event_id, NEW.change_seq, NEW.id
-  FROM webhook_endpoints e
-  WHERE e.organization_id = NEW.organization_id AND e.enabled
-    AND (cardinality(e.event_types) = 0 OR event_type = ANY (e.event_types));
-  GET DIAGNOSTICS queued = ROW_COUNT;
-  IF queued > 0 THEN
-    PERFORM pg_notify('crm_events', NEW.organization_id::text);
-  END IF;
+  PERFORM queue_event_deliveries(NEW.organization_id, event_id, NEW.change_seq, event_type, NEW.id);
   RETURN NULL;
 END $$;
 
@@ -72,21 +80,12 @@ DECLARE
   event_id text := 'evt_' || replace(gen_random_uuid()::text, '-', '');
   event_type text := 'import.' || NEW.status;
   event_seq bigint := next_change_seq(NEW.organization_id);
-  queued bigint;
 BEGIN
   INSERT INTO events (organization_id, id, seq, type, resource, record_id, object, previous, request_id)
   VALUES (NEW.organization_id, event_id, event_seq, event_type, 'import', NEW.id,
           to_jsonb(NEW) - 'organization_id' - 'csv' - 'next_row' - 'next_offset' - 'attempts' - 'lease_until' - 'request_id',
           NULL, NEW.request_id);
-  INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_seq, record_id)
-  SELECT gen_random_uuid(), NEW.organization_id, e.id, event_id, event_seq, NEW.id
-  FROM webhook_endpoints e
-  WHERE e.organization_id = NEW.organization_id AND e.enabled
-    AND (cardinality(e.event_types) = 0 OR event_type = ANY (e.event_types));
-  GET DIAGNOSTICS queued = ROW_COUNT;
-  IF queued > 0 THEN
-    PERFORM pg_notify('crm_events', NEW.organization_id::text);
-  END IF;
+  PERFORM queue_event_deliveries(NEW.organization_id, event_id, event_seq, event_type, NEW.id);
   RETURN NULL;
 END $$;
 
