@@ -19,7 +19,7 @@ describe.each(DB_KINDS)('subscription limits on %s', (kind) => {
   beforeAll(async () => {
     // Reads of events are set off by writes alone, so their statements can be counted: the
     // timer is off, and the organization has a webhook endpoint, so each write NOTIFYs (a
-    // write that queues no delivery sends none; subscriptions.test.ts has the timer's reads).
+    // write that queues no delivery sends none; stream-follow.test.ts has the timer's reads).
     app = await inProcess(kind, { perInstance: 30, pollMs: 3_600_000 });
     await app.db.prisma.webhookEndpoint.create({ data: { organizationId: app.organizationId, url: 'http://127.0.0.1:9/unused', eventTypes: [], secret: 'unused' } });
   });
