@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import pg from 'pg';
+import { sampleActivity } from './activity.js';
 import { statementsOf, type Statement } from './statements.js';
 import type { BenchData } from './seed.js';
 
@@ -41,7 +42,6 @@ export interface Sampled {
   lockWaits: number;
   /** Sessions inside a transaction waiting for the service's next statement. */
   idleInTransaction: number;
-  samples: number;
 }
 
 export interface BulkRow {
@@ -84,33 +84,24 @@ const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.lengt
 
 /** What pg_stat_activity shows of the bench database every 100 ms while `run` runs. */
 async function sampling<T>(databaseUrl: string, run: () => Promise<T>): Promise<{ result: T; sampled: Sampled }> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  const totals = { active: 0, lockWaits: 0, idleInTransaction: 0, samples: 0 };
-  let done = false;
-  const loop = (async () => {
-    while (!done) {
-      const { rows } = await client.query<{ active: number; lock_waits: number; idle_tx: number }>(
-        `SELECT count(*) FILTER (WHERE state = 'active')::int AS active,
-                count(*) FILTER (WHERE state = 'active' AND wait_event_type = 'Lock')::int AS lock_waits,
-                count(*) FILTER (WHERE state = 'idle in transaction')::int AS idle_tx
-         FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
-      );
-      totals.active += rows[0]!.active;
-      totals.lockWaits += rows[0]!.lock_waits;
-      totals.idleInTransaction += rows[0]!.idle_tx;
-      totals.samples++;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
+  const sampler = sampleActivity(databaseUrl, 100);
+  let result: T;
   try {
-    const result = await run();
-    return { result, sampled: { active: totals.active / totals.samples, lockWaits: totals.lockWaits / totals.samples, idleInTransaction: totals.idleInTransaction / totals.samples, samples: totals.samples } };
-  } finally {
-    done = true;
-    await loop;
-    await client.end();
+    result = await run();
+  } catch (error) {
+    await sampler.stop();
+    throw error;
   }
+  const activity = await sampler.stop();
+  const sum = (matches: (what: string) => boolean) => activity.filter(([what]) => matches(what)).reduce((total, [, n]) => total + n, 0);
+  return {
+    result,
+    sampled: {
+      active: sum((what) => what.startsWith('active')),
+      lockWaits: sum((what) => what.startsWith('active waiting Lock:')),
+      idleInTransaction: sum((what) => what.startsWith('idle in transaction')),
+    },
+  };
 }
 
 /** `bodies` posted to `path` over `connections` keep-alive connections, each next body to the next free one; every answer must be `ok`. */

@@ -51,3 +51,13 @@ export function startBackgroundLoop({ everyMs, drain, onError }: {
     },
   };
 }
+
+/**
+ * Runs `run` now and every `everyMs` (a purge), never on a request's path; unref'd, so it
+ * never keeps a stopping process alive. `run` reports its own failures. Answers how to stop.
+ */
+export function runNowAndEvery(everyMs: number, run: () => Promise<unknown>): () => void {
+  void run();
+  const timer = setInterval(() => void run(), everyMs).unref();
+  return () => clearInterval(timer);
+}

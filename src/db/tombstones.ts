@@ -5,6 +5,7 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { Logger } from '../logger.js';
+import { runNowAndEvery } from '../background-loop.js';
 
 const PURGE_EVERY_MS = 3_600_000;
 
@@ -56,7 +57,5 @@ export async function purgeTombstones(prisma: PrismaClient, retentionDays: numbe
 
 /** Purges now and every hour; unref'd, so it never keeps a stopping process alive. Answers how to stop. */
 export function scheduleTombstonePurge(prisma: PrismaClient, retentionDays: number, log: Logger): () => void {
-  void purgeTombstones(prisma, retentionDays, log);
-  const timer = setInterval(() => void purgeTombstones(prisma, retentionDays, log), PURGE_EVERY_MS).unref();
-  return () => clearInterval(timer);
+  return runNowAndEvery(PURGE_EVERY_MS, () => purgeTombstones(prisma, retentionDays, log));
 }

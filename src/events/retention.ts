@@ -3,6 +3,7 @@
 // it; their deliveries go with them, and so does the delivery log of that age.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
+import { runNowAndEvery } from '../background-loop.js';
 
 const PURGE_EVERY_MS = 3_600_000;
 const BATCH = 1000;
@@ -28,7 +29,5 @@ export async function purgeEvents(prisma: PrismaClient, retentionDays: number, l
 
 /** Purges now and every hour; unref'd, so it never keeps a stopping process alive. Answers how to stop. */
 export function scheduleEventPurge(prisma: PrismaClient, retentionDays: number, log: Logger): () => void {
-  void purgeEvents(prisma, retentionDays, log);
-  const timer = setInterval(() => void purgeEvents(prisma, retentionDays, log), PURGE_EVERY_MS).unref();
-  return () => clearInterval(timer);
+  return runNowAndEvery(PURGE_EVERY_MS, () => purgeEvents(prisma, retentionDays, log));
 }

@@ -21,6 +21,7 @@ import { Request, Response } from './fetch.js';
 import { keyOutcomes, type Answer, type Asked, type Claim, type Outcome } from './idempotency-outcome.js';
 import { readBody } from './read-body.js';
 import { SEALED, type SecretBox } from '../webhooks/secrets.js';
+import { runNowAndEvery } from '../background-loop.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -132,9 +133,7 @@ export function scheduleIdempotencyPurge(prisma: PrismaClient, log: Logger): () 
       .deleteMany({ where: { createdAt: { lt: new Date(Date.now() - TTL_MS) } } })
       .then(({ count }) => count > 0 && log.info('expired idempotency keys purged', { count }))
       .catch((error: Error) => log.warn('idempotency key purge failed', { error: error.message }));
-  void purge();
-  const timer = setInterval(purge, PURGE_EVERY_MS).unref();
-  return () => clearInterval(timer);
+  return runNowAndEvery(PURGE_EVERY_MS, purge);
 }
 
 /**

@@ -3,6 +3,7 @@
 // small batches, each its own short statement, never on a request's path.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../logger.js';
+import { runNowAndEvery } from '../background-loop.js';
 
 export const REQUEST_LOG_RETENTION_DAYS = 7;
 export const ROWS_PER_ORGANIZATION = 10_000;
@@ -41,7 +42,5 @@ export async function purgeRequestLogs(prisma: PrismaClient, log: Logger, { days
 
 /** Purges now and every ten minutes; unref'd, so it never keeps a stopping process alive. Answers how to stop. */
 export function scheduleRequestLogPurge(prisma: PrismaClient, log: Logger): () => void {
-  void purgeRequestLogs(prisma, log);
-  const timer = setInterval(() => void purgeRequestLogs(prisma, log), PURGE_EVERY_MS).unref();
-  return () => clearInterval(timer);
+  return runNowAndEvery(PURGE_EVERY_MS, () => purgeRequestLogs(prisma, log));
 }

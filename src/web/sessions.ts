@@ -3,6 +3,7 @@
 // user, a CSRF token for the session's forms, and an expiry.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { runNowAndEvery } from '../background-loop.js';
 
 export const SESSION_COOKIE = 'crm_session';
 export const LOGIN_CSRF_COOKIE = 'crm_login_csrf';
@@ -74,7 +75,5 @@ export async function endSession(prisma: PrismaClient, sessionId: string): Promi
 /** Forgets ended sessions: at start and hourly, in the background; unref'd. Answers how to stop. */
 export function scheduleSessionPurge(prisma: PrismaClient, log: { warn(msg: string, fields?: object): void }): () => void {
   const purge = () => prisma.session.deleteMany({ where: { expiresAt: { lt: new Date() } } }).catch((error: Error) => log.warn('session purge failed', { error: error.message }));
-  void purge();
-  const timer = setInterval(purge, 3_600_000).unref();
-  return () => clearInterval(timer);
+  return runNowAndEvery(3_600_000, purge);
 }
