@@ -8,6 +8,7 @@ import { createServerAdapter } from '@whatwg-node/server';
 import { GraphQLError } from 'graphql';
 import { createAdmission, withRateHeaders, type Admission } from './auth/admission.js';
 import { createAuthenticator } from './auth/authenticate.js';
+import { instanceKeyChanger } from './auth/key-changes.js';
 import type { Database } from './db/connection.js';
 import { lazyServiceKey } from './db/service-keys.js';
 import { tenantClients } from './db/tenant.js';
@@ -86,7 +87,7 @@ export function createApp({
   const yoga = createGraphQL({ log, rateLimiter, tenants: tenantClients(db.prisma, { session: db.sql.session, read: db.read }), webhooks, events, cursorKey: lazyServiceKey(db.prisma, 'cursors'), replicas: db.replicas });
   const idempotency = createIdempotency(db.prisma, log, webhooks.box);
   const health = healthCheck(db, log);
-  const accountPages = createAccountPages(db.prisma, log, authenticator.forget, webhooks, loginThrottles);
+  const accountPages = createAccountPages(db.prisma, log, instanceKeyChanger(db, authenticator.forget, log), webhooks, loginThrottles);
   const cors = createCors(corsOrigins);
 
   /** Runs a surface's steps; a refusal one of them throws is rendered once, in that surface's form. */

@@ -4,15 +4,16 @@
 //
 // Valid keys are remembered for a minute, so most requests skip a database round trip.
 // A change to a key (revoked, expired, re-scoped, deleted) is announced by a trigger on
-// api_keys (NOTIFY api_key_changes) to every instance, which forgets that key at once (and
-// tells its open subscriptions, which check the key again); while the listening connection
-// is down nothing is remembered at all.
+// api_keys (NOTIFY api_key_changes) to every instance, which forgets that key at once, says
+// so to whoever changed it (auth/key-changes.ts), and tells its open subscriptions, which
+// check the key again; while the listening connection is down nothing is remembered at all.
 import { timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/connection.js';
 import type { Subscription } from '../db/notifications.js';
 import type { Logger } from '../logger.js';
 import { apiError } from '../errors.js';
 import { hashKey, KEY_PATTERN } from './api-keys.js';
+import { confirmKeyChange, KEY_CHANGES_CHANNEL } from './key-changes.js';
 import type { Scope } from './scopes.js';
 
 export interface Auth {
@@ -39,7 +40,6 @@ export function unauthenticated() {
 
 // last_used_at is informational: write it at most once a minute per key per instance.
 const LAST_USED_INTERVAL_MS = 60_000;
-export const KEY_CHANGES_CHANNEL = 'api_key_changes';
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_KEYS = 10_000;
 
@@ -71,6 +71,7 @@ export function createAuthenticator(db: Pick<Database, 'prisma' | 'listen'>, log
   db.listen(KEY_CHANGES_CHANNEL, {
     notify(keyId) {
       forget(keyId);
+      confirmKeyChange(changes, keyId);
       watcher?.keyChanged(keyId);
     },
     lost() {

@@ -89,12 +89,17 @@ const commands: Record<string, (args: string[], terminal: Terminal) => Promise<n
   async 'keys revoke'(args, terminal) {
     const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
     const ref = requireOption(positionals[0], 'a key, display prefix or id');
-    const { findApiKey } = await import('../auth/api-keys.js');
-    return withDatabase(terminal, async ({ prisma }) => {
-      const key = await findApiKey(prisma, ref);
+    const [{ findApiKey }, { changeKeyEverywhere, KEY_CHANGE_WAIT_MS }] = await Promise.all([import('../auth/api-keys.js'), import('../auth/key-changes.js')]);
+    return withDatabase(terminal, async (db) => {
+      const key = await findApiKey(db.prisma, ref);
       if (!key) throw new Error('no such key');
-      if (!key.revokedAt) await prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
+      // Returns once every running instance has forgotten the key, so the next request is refused.
+      const silent = await changeKeyEverywhere(db, key.id, async () => {
+        const { count } = await db.prisma.apiKey.updateMany({ where: { id: key.id, revokedAt: null }, data: { revokedAt: new Date() } });
+        return count > 0;
+      });
       terminal.out(`Revoked ${key.prefix}… (id ${key.id}).`);
+      if (silent > 0) terminal.err(`warning: ${silent} running instance(s) did not confirm within ${KEY_CHANGE_WAIT_MS / 1000} s; they refuse the key once they hear of it, within a minute at most.`);
     });
   },
 

@@ -38,7 +38,14 @@ function subscriptions(open: (channel: string, handlers: Handlers) => Promise<Su
   const all = new Set<Subscription>();
   return {
     async listen(channel: string, handlers: Handlers) {
-      const subscription = await open(channel, handlers);
+      const opened = await open(channel, handlers);
+      const subscription: Subscription = {
+        ...opened,
+        close: () => {
+          all.delete(subscription);
+          return opened.close();
+        },
+      };
       all.add(subscription);
       return subscription;
     },

@@ -27,6 +27,9 @@ export interface Handlers {
 
 const RECONNECT_MS = 1000;
 
+/** The application_name of a session listening on `channel`, set once it listens (auth/key-changes.ts counts them). */
+export const listenerName = (channel: string) => `crm listen ${channel}`;
+
 /** PGlite runs in this process; its notifications cannot be missed. */
 export async function pgliteListen(db: PGlite, channel: string, handlers: Handlers): Promise<Subscription> {
   const unlisten = await db.listen(channel, (payload) => handlers.notify(payload));
@@ -131,13 +134,13 @@ function listenOn(connectionString: string, channel: string, handlers: Handlers)
   }
 
   function connect() {
-    // Named, so an operator (or a test) can tell the listening connections apart. The server
-    // probes it (TCP keep-alive) so that an instance that vanished without closing it (host
-    // down, network cut) has its session, and the locks it holds, ended within ~90 s.
+    // Named once it listens, so an operator can tell the listening connections apart and a
+    // key change knows which sessions will hear it (auth/key-changes.ts). The server probes
+    // it (TCP keep-alive) so that an instance that vanished without closing it (host down,
+    // network cut) has its session, and the locks it holds, ended within ~90 s.
     const next = new pg.Client({
       connectionString,
       connectionTimeoutMillis: 5000,
-      application_name: `crm listen ${channel}`,
       options: '-c tcp_keepalives_idle=60 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3',
     });
     client = next;
@@ -148,7 +151,7 @@ function listenOn(connectionString: string, channel: string, handlers: Handlers)
     });
     next
       .connect()
-      .then(() => next.query(`LISTEN "${channel}"`))
+      .then(() => next.query(`LISTEN "${channel}"; SET application_name TO '${listenerName(channel)}'`))
       .then(() => {
         if (client !== next || closed) return;
         live = true;

@@ -4,6 +4,7 @@
 import { copyButton } from './copy-button.js';
 import { organizationFor, type Mode } from '../auth/modes.js';
 import { createApiKey } from '../auth/api-keys.js';
+import type { KeyChanger } from '../auth/key-changes.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { allScopes, isScope, type Scope } from '../auth/scopes.js';
 import type { WebhookServices } from '../context.js';
@@ -157,11 +158,12 @@ async function keysPage(
 }
 
 /**
- * `forgetKey`: a revoked key must stop working on this instance's very next request.
+ * `revokeKey`: runs the revocation and returns once no instance accepts the key any more
+ *   (auth/key-changes.ts), so it stops working on the very next request, wherever it lands.
  * `webhooks`: the endpoints' address policy, the secret box, and the delivery loop to wake.
  * `throttles`: where failed logins are counted (the cluster's primary, when there is one).
  */
-export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey: (keyId: string) => void, webhooks: WebhookServices, throttles: ThrottleFactory = localThrottles) {
+export function createAccountPages(prisma: PrismaClient, log: Logger, revokeKey: KeyChanger, webhooks: WebhookServices, throttles: ThrottleFactory = localThrottles) {
   const perAccount = throttles('login per account', { max: 10 });
   const perAddress = throttles('login per address', { max: 50 });
 
@@ -293,14 +295,14 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, forgetKey:
         if (form instanceof Response) return form;
         // updateMany with the organization (or its test twin): another organization's key id changes nothing.
         const twin = await modeOrganization(prisma, user, 'test');
-        const { count } = await prisma.apiKey.updateMany({
-          where: { id: revoke[1], organizationId: { in: [user.organizationId, ...(twin ? [twin] : [])] }, revokedAt: null },
-          data: { revokedAt: new Date() },
+        await revokeKey(revoke[1]!, async () => {
+          const { count } = await prisma.apiKey.updateMany({
+            where: { id: revoke[1], organizationId: { in: [user.organizationId, ...(twin ? [twin] : [])] }, revokedAt: null },
+            data: { revokedAt: new Date() },
+          });
+          if (count > 0) log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
+          return count > 0;
         });
-        if (count > 0) {
-          forgetKey(revoke[1]!);
-          log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
-        }
         return redirect(modeOf(request) === 'test' ? '/settings/api-keys?mode=test' : '/settings/api-keys');
       });
     }
