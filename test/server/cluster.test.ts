@@ -124,8 +124,10 @@ describe('a cluster of two workers on PostgreSQL (memory rate limits)', () => {
       if (served.length > 10) throw new Error('the cluster did not spread connections over its workers');
     }
     // The CLI's command, outside the cluster's processes (its process: test/cli).
+    // It returns once both workers have forgotten the key (auth/key-changes.ts).
     const result = await runCliHere(['keys', 'revoke', keys.revoked!], db.env);
     expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('did not confirm');
     const after = [];
     for (let i = 0; i < 4; i++) after.push(await get(server.url, '/v1/customers?limit=1', keys.revoked!));
     expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401]);
