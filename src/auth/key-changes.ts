@@ -46,7 +46,10 @@ export async function changeKeyEverywhere(db: Pick<Database, 'listen'>, keyId: s
   });
   try {
     const query = answers.query;
-    if (!query) return (await change(), 0);
+    if (!query) {
+      await change();
+      return 0;
+    }
     // Until it listens, the listing below fails and nothing is changed.
     await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
     const listeners = async () => {
@@ -69,7 +72,9 @@ export async function changeKeyEverywhere(db: Pick<Database, 'listen'>, keyId: s
         };
       });
       if (answered) continue;
-      const alive = await listeners();
+      // The change has committed: a lost connection now ends the wait, it does not fail the change.
+      const alive = await listeners().catch(() => undefined);
+      if (!alive) return waitingFor.size;
       for (const pid of waitingFor) if (!alive.has(pid)) waitingFor.delete(pid);
     }
   } finally {

@@ -295,14 +295,15 @@ export function createAccountPages(prisma: PrismaClient, log: Logger, revokeKey:
         if (form instanceof Response) return form;
         // updateMany with the organization (or its test twin): another organization's key id changes nothing.
         const twin = await modeOrganization(prisma, user, 'test');
-        await revokeKey(revoke[1]!, async () => {
-          const { count } = await prisma.apiKey.updateMany({
-            where: { id: revoke[1], organizationId: { in: [user.organizationId, ...(twin ? [twin] : [])] }, revokedAt: null },
-            data: { revokedAt: new Date() },
+        const revocable = { id: revoke[1], organizationId: { in: [user.organizationId, ...(twin ? [twin] : [])] }, revokedAt: null };
+        // Looked up first: the wait opens a listening connection, which a stale or forged id should not cost.
+        if (await prisma.apiKey.count({ where: revocable })) {
+          await revokeKey(revoke[1]!, async () => {
+            const { count } = await prisma.apiKey.updateMany({ where: revocable, data: { revokedAt: new Date() } });
+            if (count > 0) log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
+            return count > 0;
           });
-          if (count > 0) log.info('api key revoked', { user_id: user.userId, key_id: revoke[1] });
-          return count > 0;
-        });
+        }
         return redirect(modeOf(request) === 'test' ? '/settings/api-keys?mode=test' : '/settings/api-keys');
       });
     }
