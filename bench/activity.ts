@@ -3,12 +3,10 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 
-/**
- * Samples the bench database's client sessions (pg_stat_activity, the sampler left out) every
- * `everyMs` until stopped; answers the mean number of sessions in each state / wait, most first.
- */
+/** The mean number of sessions in each state / wait, most first. */
 export type Activity = Array<[what: string, meanSessions: number]>;
 
+/** Samples the bench database's client sessions (pg_stat_activity, the sampler left out) every `everyMs` until stopped. */
 export function sampleActivity(databaseUrl: string, everyMs = 250): { stop(): Promise<Activity> } {
   const db = new pg.Client({ connectionString: databaseUrl });
   const totals = new Map<string, number>();

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import pg from 'pg';
-import { sampleActivity } from './activity.js';
+import { sampleActivity, type Activity } from './activity.js';
 import { statementsOf, type Statement } from './statements.js';
 import type { BenchData } from './seed.js';
 
@@ -85,14 +85,13 @@ const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.lengt
 /** What pg_stat_activity shows of the bench database every 100 ms while `run` runs. */
 async function sampling<T>(databaseUrl: string, run: () => Promise<T>): Promise<{ result: T; sampled: Sampled }> {
   const sampler = sampleActivity(databaseUrl, 100);
+  let activity: Activity = [];
   let result: T;
   try {
     result = await run();
-  } catch (error) {
-    await sampler.stop();
-    throw error;
+  } finally {
+    activity = await sampler.stop();
   }
-  const activity = await sampler.stop();
   const sum = (matches: (what: string) => boolean) => activity.filter(([what]) => matches(what)).reduce((total, [, n]) => total + n, 0);
   return {
     result,

@@ -77,8 +77,9 @@ export function rawInsertsTable(rows: RawInserts[]): string[] {
 }
 
 /**
- * Why the database alone does not reach `goal` creates/s into one organization, from its rows
- * (one connection, and CONNECTIONS with and without a pause inside the transaction).
+ * Whether the database alone reaches `goal` creates/s into one organization, and what holds it,
+ * from its rows (one connection, and the most connections with and without a pause inside the
+ * transaction).
  */
 export function rawInsertsEvidence(rows: RawInserts[], goal: number): string {
   const many = Math.max(...rows.map((r) => r.connections));
